@@ -1,0 +1,81 @@
+"""Settings: explicit argument > environment variable > default."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._errors import ConfigError
+
+DEFAULT_DEDUP_THRESHOLD = 0.85
+DEFAULT_CONFLICT_THRESHOLD = 0.55
+DEFAULT_STALE_AFTER_DAYS = 180.0
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _check_threshold(name: str, value: float) -> None:
+    if not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise ConfigError(f"{name} must be a number between 0 and 1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Decision settings. `per_kind` maps a kind to (dedup_threshold, conflict_threshold)."""
+
+    dedup_threshold: float = DEFAULT_DEDUP_THRESHOLD
+    conflict_threshold: float = DEFAULT_CONFLICT_THRESHOLD
+    stale_after_days: float = DEFAULT_STALE_AFTER_DAYS
+    detect_disagreement: bool = True
+    per_kind: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_threshold("dedup_threshold", self.dedup_threshold)
+        _check_threshold("conflict_threshold", self.conflict_threshold)
+        if self.conflict_threshold > self.dedup_threshold:
+            raise ConfigError("conflict_threshold must not be above dedup_threshold")
+        if not isinstance(self.stale_after_days, (int, float)) or self.stale_after_days <= 0:
+            raise ConfigError("stale_after_days must be a positive number of days")
+        for kind, pair in self.per_kind.items():
+            if len(pair) != 2:
+                raise ConfigError(f"per_kind[{kind!r}] must be (dedup, conflict)")
+            _check_threshold(f"per_kind[{kind!r}] dedup", pair[0])
+            _check_threshold(f"per_kind[{kind!r}] conflict", pair[1])
+            if pair[1] > pair[0]:
+                raise ConfigError(f"per_kind[{kind!r}]: conflict line above merge line")
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        """Defaults, overridden by ANKITA_* variables, overridden by explicit arguments."""
+        values: dict[str, object] = {
+            "dedup_threshold": _env_float("ANKITA_DEDUP_THRESHOLD", DEFAULT_DEDUP_THRESHOLD),
+            "conflict_threshold": _env_float("ANKITA_CONFLICT_THRESHOLD",
+                                             DEFAULT_CONFLICT_THRESHOLD),
+            "stale_after_days": _env_float("ANKITA_STALE_AFTER_DAYS", DEFAULT_STALE_AFTER_DAYS),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
+
+    def thresholds(self, kind: str) -> tuple[float, float]:
+        """(merge line, conflict line) for one kind."""
+        return self.per_kind.get(kind, (self.dedup_threshold, self.conflict_threshold))
+
+
+def default_db_path() -> Path:
+    """`ANKITA_DB`, else `memory.db` in the user's data directory."""
+    env = os.environ.get("ANKITA_DB")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("ankita", appauthor=False)) / "memory.db"

@@ -1,0 +1,95 @@
+"""Merge, conflict or plain create for one new fact against one stored fact (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._config import Settings
+from ._disagree import Finding, disagreements, frame_words
+from ._similarity import LexicalScore, lexical_score, score_words
+
+MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything known about one pair, and the decision it leads to."""
+
+    action: str  # merge | conflict | create
+    score: float
+    method: str  # "lexical" or "embedding:<model>"
+    lexical: LexicalScore
+    cosine: float | None
+    findings: tuple[Finding, ...]
+    frame_score: float
+    same_kind: bool
+    reason: str
+
+    @property
+    def rank(self) -> tuple[int, float]:
+        """Merges beat conflicts beat the rest; then the higher score wins."""
+        order = {MERGE: 2, CONFLICT: 1, CREATE: 0}[self.action]
+        return order, self.score
+
+
+def _lexical_evidence(lex: LexicalScore) -> bool:
+    """SPEC §4.2: >= 3 content words each, >= 2 of them agree, Jaccard >= 0.5."""
+    return (len(lex.words_a) >= 3 and len(lex.words_b) >= 3 and len(lex.matches) >= 2
+            and lex.jaccard >= 0.5)
+
+
+def compare_texts(
+    new_text: str,
+    new_kind: str,
+    old_text: str,
+    old_kind: str,
+    settings: Settings,
+    cosine: float | None = None,
+    embedder_model: str | None = None,
+) -> Comparison:
+    """Decide what `new_text` should do to `old_text`.
+
+    `cosine` is given only when *both* facts have a vector from the same model; a pair scored
+    half by cosine and half lexically can therefore never produce a cosine conflict.
+    """
+    lex = lexical_score(old_text, new_text)
+    score, method = lex.score, "lexical"
+    if cosine is not None and cosine > score:
+        score, method = cosine, f"embedding:{embedder_model}"
+    same_kind = new_kind == old_kind
+    dedup, conflict_line = settings.thresholds(new_kind)
+    findings: tuple[Finding, ...] = ()
+    frame_score = 0.0
+    if settings.detect_disagreement:
+        findings = tuple(disagreements(old_text, new_text))
+        if findings:
+            frame_score = score_words(*frame_words(old_text, new_text, findings)).score
+            # One value replaced in an otherwise identical sentence: the frame is the same.
+            if any(f.check == "value" for f in findings):
+                frame_score = 1.0
+            if cosine is not None:
+                frame_score = max(frame_score, cosine)
+
+    def result(action: str, reason: str) -> Comparison:
+        return Comparison(action, round(score, 6), method, lex, cosine, findings,
+                          round(frame_score, 6), same_kind, reason)
+
+    why = "; ".join(str(f) for f in findings)
+    if score >= dedup:
+        if not findings:
+            return result(MERGE, f"same fact: {method} score {score:.2f} >= {dedup:.2f}")
+        if same_kind:
+            return result(CONFLICT, f"near-identical but they disagree ({why})")
+        return result(CREATE, f"similar but disagreeing, and kinds differ ({new_kind}/{old_kind})")
+    if not same_kind:
+        return result(CREATE, f"different kinds ({new_kind}/{old_kind}) never conflict")
+    if findings and frame_score >= conflict_line:
+        return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
+    if score >= conflict_line and not settings.detect_disagreement:
+        if method == "lexical" and _lexical_evidence(lex):
+            return result(CONFLICT, f"related ({score:.2f}) with lexical evidence")
+        if method != "lexical":
+            return result(CONFLICT, f"related by {method} ({score:.2f})")
+    if score >= conflict_line:
+        return result(CREATE, f"related ({score:.2f}) and compatible: no disagreement found")
+    return result(CREATE, f"unrelated ({method} score {score:.2f} < {conflict_line:.2f})")

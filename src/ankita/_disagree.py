@@ -1,0 +1,279 @@
+"""What differs between two related facts (SPEC §4.3): pure, deterministic, explainable.
+
+Each check returns `Finding`s with a readable detail. A finding blocks a merge; together with a
+shared frame it is the evidence for a conflict.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from ._similarity import match_words, words_match
+from ._text import NEGATIONS, STOP_WORDS, clauses, content_words, number_value, stem, tokens
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason the two facts disagree."""
+
+    check: str  # negation | numbers | days | months | swapped | order | opposites | ...
+    detail: str
+    words: tuple[str, ...] = ()  # the disagreeing words; the rest of the facts is the frame
+
+    def __str__(self) -> str:
+        return f"{self.check}: {self.detail}"
+
+
+_CLAUSE_END = {"but", "though", "although", "however", "while", "whereas", "yet", "because"}
+_NEGATION_PHRASES = (("no", "longer"), ("no", "more"))
+
+CHANGE_OF_STATE = frozenset({
+    "moved", "move", "moving", "switched", "switch", "switching", "quit", "quitting", "stopped",
+    "stop", "anymore", "now", "nowadays", "changed", "replaced", "former", "formerly",
+    "ex", "instead", "gave", "giving", "relocated", "left", "retired", "divorced", "became",
+    "become", "converted", "migrated", "dropped", "abandoned", "ditched",
+})
+_CHANGE_PHRASES = (("no", "longer"), ("no", "more"), ("used", "to"), ("any", "more"),
+                   ("give", "up"), ("gave", "up"), ("these", "days"), ("not", "anymore"))
+
+_OPPOSITES = [
+    ("love", "hate"), ("like", "dislike"), ("like", "hate"), ("light", "dark"),
+    ("early", "late"), ("morning", "evening"), ("morning", "night"), ("day", "night"),
+    ("hot", "cold"), ("warm", "cold"), ("always", "never"), ("remote", "office"),
+    ("home", "office"), ("open", "closed"), ("empty", "fill"), ("win", "lose"), ("won", "lost"),
+    ("happy", "sad"), ("big", "small"), ("large", "small"), ("tall", "short"),
+    ("old", "young"), ("old", "new"), ("introvert", "extrovert"), ("sweet", "savory"),
+    ("summer", "winter"), ("true", "false"), ("enable", "disable"), ("agree", "disagree"),
+    ("before", "after"), ("more", "less"), ("increase", "decrease"), ("buy", "sell"),
+    ("married", "single"), ("married", "divorced"), ("employed", "unemployed"),
+    ("full", "part"), ("left", "right"), ("tabs", "spaces"), ("window", "aisle"),
+    ("vegetarian", "meat"), ("vegan", "meat"), ("allow", "forbid"), ("accept", "reject"),
+    ("easy", "hard"), ("fast", "slow"), ("cheap", "expensive"), ("rich", "poor"),
+    ("loud", "quiet"), ("wet", "dry"), ("male", "female"), ("man", "woman"), ("boy", "girl"),
+    ("husband", "wife"), ("son", "daughter"), ("brother", "sister"), ("rarely", "often"),
+    ("clean", "dirty"), ("healthy", "sick"), ("awake", "asleep"), ("inside", "outside"),
+    ("sitting", "standing"), ("up", "down"), ("start", "finish"), ("arrive", "leave"),
+    ("push", "pull"), ("emptying", "filling"), ("into", "out"), ("onto", "off"),
+    ("on", "off"), ("in", "out"), ("removed", "on"), ("climbing", "down"), ("love", "dislike"), ("enjoy", "hate"),
+    ("enjoy", "dislike"), ("cat", "dog"), ("tea", "coffee"), ("sunrise", "sunset"),
+]
+_OPPOSITE_OF: dict[str, set[str]] = {}
+for _x, _y in _OPPOSITES:
+    _OPPOSITE_OF.setdefault(_x, set()).add(_y)
+    _OPPOSITE_OF.setdefault(_y, set()).add(_x)
+
+# A different value after these verbs is a second value, not a replacement ("I like jazz" and
+# "I like blues" are both true); after "live in" or "is called" it replaces the first.
+MULTI_VALUED = frozenset({
+    "like", "love", "enjoy", "have", "has", "had", "play", "plays", "playing", "listen",
+    "listening", "watch", "watching", "read", "reading", "speak", "know", "visit", "visited",
+    "own", "collect", "eat", "eating", "drink", "cook", "also", "too", "another", "both",
+    "friend", "friends", "fan", "and", "or", "sometimes", "some",
+})
+_ADDITIVE = frozenset({"too", "also", "another", "as", "both", "additionally", "second"})
+_CONNECTORS = (("over",), ("rather", "than"), ("instead", "of"), ("than",), ("vs",),
+               ("versus",), ("not",))
+_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+_MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december"}
+_ARTICLES = {"a", "an", "the", "some", "my", "our", "his", "her", "their", "your"}
+
+
+def _has_phrase(toks: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(toks[i:i + n] == phrase for i in range(len(toks) - n + 1))
+
+
+def _negated_words(text: str) -> set[str]:
+    """Content words inside the scope of a negation: from the cue to the end of its clause."""
+    scoped: set[str] = set()
+    for clause in clauses(text):
+        inside = False
+        for i, word in enumerate(clause):
+            if word in _CLAUSE_END:
+                inside = False
+            if word in NEGATIONS:
+                # "no longer"/"no more" are change of state, read by their own check.
+                if word == "no" and i + 1 < len(clause) and clause[i + 1] in {"longer", "more"}:
+                    continue
+                inside = True
+                # "nobody", "nothing": the negated thing is the subject; the rest is scope.
+                continue
+            if inside and word not in STOP_WORDS:
+                scoped.add(stem(word))
+    return scoped
+
+
+def check_negation(a: str, b: str) -> list[Finding]:
+    """A negation on one side only, whose scope covers words the two facts share."""
+    neg_a, neg_b = _negated_words(a), _negated_words(b)
+    shared_a = {x for x, _ in match_words(content_words(a), content_words(b))}
+    shared_b = {y for _, y in match_words(content_words(a), content_words(b))}
+    hit_a = {w for w in neg_a if any(words_match(w, s) for s in shared_a)}
+    hit_b = {w for w in neg_b if any(words_match(w, s) for s in shared_b)}
+    only = hit_a ^ hit_b if (bool(hit_a) != bool(hit_b)) else set()
+    if not only:
+        return []
+    side = "first" if hit_a else "second"
+    return [Finding("negation", f"the {side} fact negates '{' '.join(sorted(only))}'")]
+
+
+def _numbers(text: str) -> set[str]:
+    toks = tokens(text)
+    return {v for i in range(len(toks)) if (v := number_value(toks, i)) is not None}
+
+
+def check_numbers(a: str, b: str) -> list[Finding]:
+    """Both facts state numbers (ages, counts, years, times) and they differ."""
+    na, nb = _numbers(a), _numbers(b)
+    findings = []
+    if na and nb and na != nb:
+        findings.append(Finding("numbers", f"{', '.join(sorted(na))} vs {', '.join(sorted(nb))}",
+                                tuple(sorted(na ^ nb))))
+    for vocabulary, what in ((_WEEKDAYS, "days"), (_MONTHS, "months")):
+        da = {stem(w) for w in tokens(a)} & {stem(w) for w in vocabulary}
+        db = {stem(w) for w in tokens(b)} & {stem(w) for w in vocabulary}
+        if da and db and da != db:
+            findings.append(Finding(what, f"{', '.join(sorted(da))} vs {', '.join(sorted(db))}",
+                                    tuple(sorted(da ^ db))))
+    return findings
+
+
+def _split_on_connector(text: str) -> tuple[set[str], set[str]] | None:
+    toks = tokens(text)
+    for connector in _CONNECTORS:
+        n = len(connector)
+        for i in range(len(toks) - n + 1):
+            if toks[i:i + n] == connector and i > 0:
+                left = {stem(w) for w in toks[:i] if w not in STOP_WORDS}
+                right = {stem(w) for w in toks[i + n:] if w not in STOP_WORDS}
+                if left and right:
+                    return left, right
+    return None
+
+
+def check_swapped(a: str, b: str) -> list[Finding]:
+    """"X over Y" against "Y over X" (also "rather than", "instead of", "than")."""
+    sa, sb = _split_on_connector(a), _split_on_connector(b)
+    if not sa or not sb:
+        return []
+    (left_a, right_a), (left_b, right_b) = sa, sb
+    moved_right = {x for x, _ in match_words(right_a, left_b)} - left_a
+    moved_left = {x for x, _ in match_words(left_a, right_b)} - right_a
+    if moved_right and moved_left:
+        return [Finding("swapped", f"'{' '.join(sorted(moved_left))}' over "
+                        f"'{' '.join(sorted(moved_right))}' is reversed")]
+    return []
+
+
+def check_opposites(a: str, b: str) -> list[Finding]:
+    """A word on one side whose opposite is on the other side only."""
+    wa = {stem(w) for w in tokens(a)} | set(tokens(a))
+    wb = {stem(w) for w in tokens(b)} | set(tokens(b))
+    for word in sorted(wa - wb):
+        for opposite in sorted(_OPPOSITE_OF.get(word, ())):
+            if opposite in wb and opposite not in wa:
+                return [Finding("opposites", f"'{word}' vs '{opposite}'", (word, opposite))]
+    return []
+
+
+def _change_words(text: str) -> set[str]:
+    toks = tokens(text)
+    found = {w for w in toks if w in CHANGE_OF_STATE}
+    found |= {" ".join(p) for p in _CHANGE_PHRASES if _has_phrase(toks, p)}
+    return found
+
+
+def check_change_of_state(a: str, b: str) -> list[Finding]:
+    """Change-of-state wording ("moved to", "quit", "no longer", "now") on one side only."""
+    ca, cb = _change_words(a), _change_words(b)
+    if bool(ca) == bool(cb):
+        return []
+    side, words = ("first", ca) if ca else ("second", cb)
+    return [Finding("change_of_state", f"the {side} fact says '{', '.join(sorted(words))}'",
+                    tuple(sorted(w for p in words for w in p.split())))]
+
+
+def _frame_tokens(text: str) -> list[str]:
+    return [stem(t) for t in tokens(text) if t not in _ARTICLES]
+
+
+def check_value(a: str, b: str) -> list[Finding]:
+    """The same frame with one value replaced: "I live in Prague" / "I live in Vienna"."""
+    ta, tb = _frame_tokens(a), _frame_tokens(b)
+    ops = [op for op in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes()
+           if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return []
+    _, i1, i2, j1, j2 = ops[0]
+    old, new = ta[i1:i2], tb[j1:j2]
+    frame = ta[:i1] + ta[i2:]
+    if len(old) > 3 or len(new) > 3:
+        return []
+    old_c = [w for w in old if w not in STOP_WORDS]
+    new_c = [w for w in new if w not in STOP_WORDS]
+    if not old_c or not new_c or match_words(old_c, new_c):
+        return []
+    # The replaced part must be a value inside a frame, not most of the sentence.
+    frame_c = [w for w in frame if w not in STOP_WORDS]
+    if max(len(old_c), len(new_c)) > max(2, len(frame_c)):
+        return []
+    if any(w in MULTI_VALUED or w in _ADDITIVE for w in frame + old + new):
+        return []
+    # Two different activities ("talking"/"laughing") describe more than one thing going on.
+    if all(w.endswith("ing") for w in old_c + new_c):
+        return []
+    if not [w for w in frame if w not in STOP_WORDS] and not (
+            _numbers(" ".join(old)) and _numbers(" ".join(new))):
+        return []
+    return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame",
+                    tuple(old_c + new_c))]
+
+
+def _content_sequence(text: str) -> list[str]:
+    toks = tokens(text)
+    return [stem(w) for w in toks if w not in STOP_WORDS and not w.isdigit()]
+
+
+def check_order(a: str, b: str) -> list[Finding]:
+    """Roles swapped around a shared word: "the turtle follows the fish" / "the fish follows
+    the turtle". Reordered phrases with nothing between them ("from home remotely") pass."""
+    sa, sb = _content_sequence(a), _content_sequence(b)
+    pos_b: dict[str, int] = {}
+    for i, w in enumerate(sb):
+        pos_b.setdefault(w, i)
+    shared = [w for w in dict.fromkeys(sa) if w in pos_b]
+    pos_a = {w: sa.index(w) for w in shared}
+    for x in shared:
+        for y in shared:
+            if pos_a[x] >= pos_a[y] or pos_b[x] <= pos_b[y]:
+                continue
+            for v in shared:
+                if pos_a[x] < pos_a[v] < pos_a[y] and pos_b[y] < pos_b[v] < pos_b[x]:
+                    return [Finding("order", f"'{x}' and '{y}' swap places around '{v}'",
+                                    (x, y))]
+    return []
+
+
+CHECKS = (check_negation, check_numbers, check_swapped, check_order, check_opposites,
+          check_change_of_state, check_value)
+
+
+def disagreements(a: str, b: str) -> list[Finding]:
+    """Every finding of every check, in a fixed order, without duplicates."""
+    seen: list[Finding] = []
+    for check in CHECKS:
+        for finding in check(a, b):
+            if finding not in seen:
+                seen.append(finding)
+    return seen
+
+
+def frame_words(a: str, b: str, findings: list[Finding] | tuple[Finding, ...]
+                ) -> tuple[frozenset[str], frozenset[str]]:
+    """Content words with the disagreeing ones removed: what the two facts are *about*."""
+    drop = {stem(w) for f in findings for w in f.words} | {w for f in findings for w in f.words}
+    wa = frozenset(w for w in content_words(a) if w not in drop)
+    wb = frozenset(w for w in content_words(b) if w not in drop)
+    return wa, wb

@@ -1,0 +1,47 @@
+"""The exceptions Ankita raises.
+
+    AnkitaError                 every error this package raises on purpose
+    ├── InvalidInput            bad text, kind, user, id or setting; nothing was changed
+    │   └── ConfigError         a setting or environment variable is unusable
+    ├── NotFound                no such fact or event for this user
+    ├── UndoError               that event cannot be undone (already undone, or state moved on)
+    └── StoreError              the database cannot be opened, is too new, or stays locked
+"""
+
+from __future__ import annotations
+
+
+class AnkitaError(Exception):
+    """Root of every error Ankita raises on purpose; `code` is stable for adapters."""
+
+    code = "ankita_error"
+
+
+class InvalidInput(AnkitaError, ValueError):
+    """The input was refused; nothing was written."""
+
+    code = "invalid_input"
+
+
+class ConfigError(InvalidInput):
+    """A setting or environment variable is unusable."""
+
+    code = "invalid_config"
+
+
+class NotFound(AnkitaError, LookupError):
+    """No such fact or event for this user."""
+
+    code = "not_found"
+
+
+class UndoError(AnkitaError):
+    """The event cannot be undone."""
+
+    code = "undo_refused"
+
+
+class StoreError(AnkitaError):
+    """The store cannot be used (locked too long, unreadable, or from a newer version)."""
+
+    code = "store_error"

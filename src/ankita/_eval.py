@@ -1,0 +1,89 @@
+"""`ankita eval`: run labelled pairs through the real write path and score the decisions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ._errors import InvalidInput
+from ._memory import Memory
+
+LABELS = ("duplicate", "conflict", "neither")
+_ACTION_TO_LABEL = {"merged": "duplicate", "conflict": "conflict", "created": "neither"}
+
+
+def builtin_pairs_path() -> Path:
+    """The labelled pairs that ship with Ankita (written for this project)."""
+    return Path(str(resources.files("ankita") / "data" / "pairs.jsonl"))
+
+
+def load_pairs(path: str | Path) -> list[dict[str, Any]]:
+    """Read a JSONL file of {"a", "b", "label", "kind"?}; refuse malformed lines clearly."""
+    pairs = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict) or not all(isinstance(row.get(k), str)
+                                                    for k in ("a", "b", "label")):
+                raise InvalidInput(f"{path}:{number}: needs string fields a, b and label")
+            if row["label"] not in LABELS:
+                raise InvalidInput(f"{path}:{number}: label must be one of {', '.join(LABELS)}")
+            pairs.append(row)
+    if not pairs:
+        raise InvalidInput(f"{path}: no pairs")
+    return pairs
+
+
+def predict(pair: dict[str, Any], make_memory: Callable[[], Memory]) -> str:
+    """A fresh store remembers a, then b; the action of b is the prediction."""
+    kind = pair.get("kind") or "fact"
+    with make_memory() as memory:
+        memory.remember(pair["a"], kind=kind)
+        return _ACTION_TO_LABEL[memory.remember(pair["b"], kind=kind).action]
+
+
+def score(gold: Iterable[str], predicted: Iterable[str], embedder: str) -> dict[str, Any]:
+    """Accuracy, macro-F1, wrong-merge rate, per-label figures and the confusion matrix."""
+    gold, predicted = list(gold), list(predicted)
+    present = [label for label in LABELS if label in gold]
+    confusion = {g: {p: 0 for p in LABELS} for g in present}
+    for g, p in zip(gold, predicted):
+        confusion[g][p] += 1
+    labels = {}
+    for label in present:
+        tp = confusion[label][label]
+        predicted_n = sum(1 for p in predicted if p == label)
+        support = sum(1 for g in gold if g == label)
+        precision = tp / predicted_n if predicted_n else 0.0
+        recall = tp / support if support else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        labels[label] = {"precision": round(precision, 4), "recall": round(recall, 4),
+                         "f1": round(f1, 4), "support": support}
+    non_dup = [p for g, p in zip(gold, predicted) if g != "duplicate"]
+    return {
+        "pairs": len(gold),
+        "accuracy": round(sum(g == p for g, p in zip(gold, predicted)) / len(gold), 4),
+        "macro_f1": round(sum(v["f1"] for v in labels.values()) / len(labels), 4),
+        "wrong_merge_rate": round(sum(p == "duplicate" for p in non_dup) / len(non_dup), 4)
+        if non_dup else 0.0,
+        "labels": labels,
+        "confusion": confusion,
+        "embedder": embedder,
+    }
+
+
+def evaluate(pairs: list[dict[str, Any]], make_memory: Callable[[], Memory],
+             embedder: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The SPEC §9 report, plus every pair with its prediction (for --errors)."""
+    predictions = [predict(p, make_memory) for p in pairs]
+    report = score([p["label"] for p in pairs], predictions, embedder)
+    rows = [{**p, "predicted": q} for p, q in zip(pairs, predictions)]
+    return report, rows

@@ -1,0 +1,364 @@
+"""`Memory`: the public API. Validates input, runs each operation in one transaction."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import struct
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import _history, _recall
+from ._config import Settings, default_db_path
+from ._decision import CONFLICT, MERGE, Comparison, compare_texts
+from ._embedders import Embedder, resolve_embedder
+from ._errors import InvalidInput, NotFound
+from ._models import Conflict, Event, Fact, Recall, WriteResult
+from ._similarity import cosine, match_words
+from ._sqlite import SQLiteStore
+from ._text import content_words
+
+MAX_TEXT = 2000
+_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _now(clock: Callable[[], datetime]) -> str:
+    return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def validate_text(text: object) -> str:
+    """Trimmed text of 1..2000 characters, encodable as UTF-8, without control characters."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"text must be a string, not {type(text).__name__}")
+    text = text.strip()
+    if not text:
+        raise InvalidInput("text is empty")
+    if len(text) > MAX_TEXT:
+        raise InvalidInput(f"text is {len(text)} characters; the limit is {MAX_TEXT}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("text holds characters that are not valid Unicode "
+                           "(lone surrogates)") from None
+    if _CONTROL.search(text):
+        raise InvalidInput("text holds control characters")
+    return text
+
+
+def validate_kind(kind: object) -> str:
+    if not isinstance(kind, str) or not _KIND.match(kind):
+        raise InvalidInput(f"kind must be a lowercase slug (a-z, 0-9, '-', '_'), got {kind!r}")
+    return kind
+
+
+def validate_user(user: object) -> str:
+    if not isinstance(user, str) or not _USER.match(user):
+        raise InvalidInput(f"user must be 1-64 letters, digits, '-' or '_', got {user!r}")
+    return user
+
+
+def validate_id(fact_id: object) -> str:
+    if not isinstance(fact_id, str) or not _ID.match(fact_id):
+        raise InvalidInput(f"not a fact id: {fact_id!r}")
+    return fact_id
+
+
+def _pack(vector: Sequence[float]) -> bytes:
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def _unpack(blob: bytes) -> list[float]:
+    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+
+
+class Memory:
+    """A user's memory in one store: remember, recall, and everything around them."""
+
+    def __init__(self, path: str | Path | None = None, user: str = "default",
+                 embedder: str | Embedder | None = "auto", *, settings: Settings | None = None,
+                 detect_disagreement: bool | None = None,
+                 dedup_threshold: float | None = None,
+                 conflict_threshold: float | None = None,
+                 stale_after_days: float | None = None,
+                 clock: Callable[[], datetime] | None = None) -> None:
+        self.user = validate_user(user)
+        base = settings or Settings.from_env()
+        overrides = {"detect_disagreement": detect_disagreement,
+                     "dedup_threshold": dedup_threshold,
+                     "conflict_threshold": conflict_threshold,
+                     "stale_after_days": stale_after_days}
+        self.settings = Settings(**{**base.__dict__,
+                                    **{k: v for k, v in overrides.items() if v is not None}})
+        self.embedder = resolve_embedder(embedder)
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        self.path = str(path) if path is not None else str(default_db_path())
+        self.store = SQLiteStore(self.path)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory(path={self.path!r}, user={self.user!r})"
+
+    # -- the write ------------------------------------------------------------------------
+
+    def _embed(self, text: str) -> list[float] | None:
+        """A vector for `text`, or None: a failing provider never blocks a write."""
+        if self.embedder is None:
+            return None
+        try:
+            return self.embedder.embed_checked([text])[0]
+        except Exception:  # noqa: BLE001 - any provider failure means lexical fallback
+            return None
+
+    def _new_id(self) -> str:
+        while True:
+            fact_id = secrets.token_hex(8)
+            if not self.store.id_exists(fact_id):
+                return fact_id
+
+    def remember(self, text: str, kind: str = "fact", pinned: bool = False,
+                 source: str | None = None) -> WriteResult:
+        """Compare `text` with what is stored, then merge, flag a conflict, or create."""
+        text = validate_text(text)
+        kind = validate_kind(kind)
+        if not isinstance(pinned, bool):
+            raise InvalidInput("pinned must be true or false")
+        if source is not None and (not isinstance(source, str) or len(source) > 200
+                                   or _CONTROL.search(source)):
+            raise InvalidInput("source must be a short string")
+        vector = self._embed(text)
+        model = self.embedder.model_id if self.embedder is not None else None
+        op, at = uuid.uuid4().hex, _now(self.clock)
+        with self.store.transaction() as store:
+            stored = store.list_facts(self.user, statuses=("active", "superseded"))
+            vectors = store.vectors(self.user, model) if vector is not None and model else {}
+            scored: list[tuple[Comparison, Fact]] = []
+            for fact in stored:
+                blob = vectors.get(fact.id)
+                cos = cosine(vector, _unpack(blob)) if vector is not None and blob else None
+                scored.append((compare_texts(text, kind, fact.text, fact.kind, self.settings,
+                                             cos, model), fact))
+            merges = [(c, f) for c, f in scored if c.action == MERGE]
+            if merges:
+                best = max(merges, key=lambda cf: cf[0].score)
+                return self._merge(store, op, at, text, pinned, source, *best, vector, model)
+            # Superseded facts are history: a new fact is not flagged against them.
+            flagged = [(c, f) for c, f in scored if c.action == CONFLICT and f.status == "active"]
+            return self._create(store, op, at, text, kind, pinned, source, flagged, scored,
+                                vector, model)
+
+    def _create(self, store: SQLiteStore, op: str, at: str, text: str, kind: str, pinned: bool,
+                source: str | None, flagged: list[tuple[Comparison, Fact]],
+                scored: list[tuple[Comparison, Fact]], vector: list[float] | None,
+                model: str | None) -> WriteResult:
+        fact_id = self._new_id()
+        store.insert_fact(Fact(id=fact_id, text=text, kind=kind, user=self.user, pinned=pinned,
+                               status="active", source=source, created_at=at, updated_at=at,
+                               last_confirmed_at=at, mentions=1))
+        if vector is not None and model:
+            store.put_vector(fact_id, model, _pack(vector), len(vector))
+        if flagged:
+            best = max(flagged, key=lambda cf: cf[0].score)[0]
+            action, reason = "conflict", best.reason
+        else:
+            best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
+            action = "created"
+            reason = best.reason if best else "nothing stored yet to compare with"
+        event_id = store.add_event(self.user, op, "create", fact_id, None, at,
+                                   {"text": text, "kind": kind, "pinned": pinned,
+                                    "source": source, "reason": reason})
+        for comparison, other in flagged:
+            store.add_link(self.user, fact_id, other.id, at)
+            store.add_event(self.user, op, "link", fact_id, other.id, at,
+                            {"score": comparison.score, "method": comparison.method,
+                             "reason": comparison.reason})
+        fact = store.get_fact(self.user, fact_id)
+        assert fact is not None
+        return WriteResult(action=action, fact=fact, merged_into=None,
+                           conflicts_with=tuple(sorted(o.id for _, o in flagged)),
+                           score=best.score if best else 0.0,
+                           method=best.method if best else "lexical", reason=reason,
+                           event_id=event_id)
+
+    def _merge(self, store: SQLiteStore, op: str, at: str, text: str, pinned: bool,
+               source: str | None, comparison: Comparison, fact: Fact,
+               vector: list[float] | None, model: str | None) -> WriteResult:
+        old_words, new_words = content_words(fact.text), content_words(text)
+        # The text grows only when the new phrasing says everything the old one did, and more.
+        grows = (len(new_words) > len(old_words)
+                 and len(match_words(old_words, new_words)) == len(old_words))
+        event_id = store.add_event(self.user, op, "merge", fact.id, None, at, {
+            "phrasing": text, "source": source, "score": comparison.score,
+            "method": comparison.method, "reason": comparison.reason,
+            "confirmed_before": fact.last_confirmed_at, "updated_before": fact.updated_at,
+            "confirmed_after": at})
+        store.update_fact(fact.id, mentions=fact.mentions + 1, last_confirmed_at=at,
+                          updated_at=at)
+        if grows:
+            store.update_fact(fact.id, text=text)
+            store.add_event(self.user, op, "text_change", fact.id, None, at,
+                            {"before": fact.text, "after": text})
+            if vector is not None and model:
+                store.put_vector(fact.id, model, _pack(vector), len(vector))
+        if pinned and not fact.pinned:
+            store.update_fact(fact.id, pinned=True)
+            store.add_event(self.user, op, "pin", fact.id, None, at, {})
+        reason = comparison.reason
+        if fact.status == "superseded":
+            # The user changed their mind back: active again, and the store asks once more.
+            store.update_fact(fact.id, status="active")
+            store.add_event(self.user, op, "reactivate", fact.id, None, at, {})
+            for other in self._replacements(store, fact.id):
+                if store.add_link(self.user, fact.id, other, at):
+                    store.add_event(self.user, op, "link", fact.id, other, at,
+                                    {"reason": "reactivated fact conflicts with its replacement"})
+            reason += "; it had been superseded, so it is active again and flagged"
+        merged = store.get_fact(self.user, fact.id)
+        assert merged is not None
+        return WriteResult(action="merged", fact=merged, merged_into=fact.id,
+                           conflicts_with=merged.conflicts_with, score=comparison.score,
+                           method=comparison.method, reason=reason, event_id=event_id)
+
+    def _replacements(self, store: SQLiteStore, fact_id: str) -> list[str]:
+        """Active facts that were kept over `fact_id` by a resolve not since undone."""
+        out = []
+        for event in store.events_for(self.user, fact_id):
+            if event.type == "resolve" and event.fact_id == fact_id and event.undone_by is None:
+                keep = store.get_fact(self.user, event.other_id or "")
+                if keep is not None and keep.status == "active" and keep.id not in out:
+                    out.append(keep.id)
+        return out
+
+    # -- reading --------------------------------------------------------------------------
+
+    def get(self, fact_id: str) -> Fact:
+        fact = self.store.get_fact(self.user, validate_id(fact_id))
+        if fact is None:
+            raise NotFound(f"no fact {fact_id} for user {self.user!r}")
+        return fact
+
+    def list(self, kind: str | None = None, include_superseded: bool = False) -> list[Fact]:
+        """Facts oldest first; superseded ones only when asked (`list --all`)."""
+        kinds = [validate_kind(kind)] if kind is not None else None
+        statuses = ("active", "superseded") if include_superseded else ("active",)
+        return self.store.list_facts(self.user, statuses=statuses, kinds=kinds)
+
+    def conflicts(self) -> list[Conflict]:
+        """Every flagged pair of this user."""
+        out = []
+        for a, b in self.store.links(self.user):
+            fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
+            if fa is not None and fb is not None:
+                out.append(Conflict(fa, fb))
+        return out
+
+    def recall(self, query: str, limit: int = 8, kinds: Sequence[str] | None = None) -> Recall:
+        """Facts relevant to `query`, pinned ones, conflict partners and the notice."""
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+            raise InvalidInput("limit must be a whole number from 1 to 200")
+        if isinstance(kinds, str):
+            kinds = [kinds]
+        kind_list = [validate_kind(k) for k in kinds] if kinds else None
+        return _recall.recall(self.store, self.user, query, limit, kind_list, self.settings,
+                              self.clock())
+
+    def compare(self, a: str, b: str, kind: str = "fact") -> Comparison:
+        """What remembering `b` after `a` would do, without writing anything."""
+        a, b, kind = validate_text(a), validate_text(b), validate_kind(kind)
+        va, vb = self._embed(a), self._embed(b)
+        cos = cosine(va, vb) if va is not None and vb is not None else None
+        model = self.embedder.model_id if self.embedder is not None else None
+        return compare_texts(b, kind, a, kind, self.settings, cos, model)
+
+    def history(self, fact_id: str) -> list[Event]:
+        """Every event that touched the fact, oldest first (also after it was forgotten)."""
+        events = self.store.events_for(self.user, validate_id(fact_id))
+        if not events:
+            raise NotFound(f"no history for {fact_id} for user {self.user!r}")
+        return events
+
+    # -- changes --------------------------------------------------------------------------
+
+    def _op(self) -> tuple[str, str]:
+        return uuid.uuid4().hex, _now(self.clock)
+
+    def forget(self, fact_id: str) -> Fact:
+        """Remove a fact at the user's request; its id leaves every partner's list."""
+        fact_id = validate_id(fact_id)
+        op, at = self._op()
+        with self.store.transaction() as store:
+            fact = self.get(fact_id)
+            store.delete_fact(fact_id)
+            store.add_event(self.user, op, "forget", fact_id, None, at, {"fact": fact.to_dict()})
+        return fact
+
+    def _set_pin(self, fact_id: str, pinned: bool) -> Fact:
+        fact_id = validate_id(fact_id)
+        op, at = self._op()
+        with self.store.transaction() as store:
+            fact = self.get(fact_id)
+            if fact.pinned != pinned:
+                store.update_fact(fact_id, pinned=pinned)
+                store.add_event(self.user, op, "pin" if pinned else "unpin", fact_id, None, at,
+                                {})
+            return self.get(fact_id)
+
+    def pin(self, fact_id: str) -> Fact:
+        return self._set_pin(fact_id, True)
+
+    def unpin(self, fact_id: str) -> Fact:
+        return self._set_pin(fact_id, False)
+
+    def clear_conflict(self, a: str, b: str) -> None:
+        """Remove the flag between a and b from both sides: the user says both are true."""
+        a, b = validate_id(a), validate_id(b)
+        op, at = self._op()
+        with self.store.transaction() as store:
+            self.get(a), self.get(b)
+            if not store.remove_link(a, b):
+                raise NotFound(f"{a} and {b} are not flagged as conflicting")
+            store.add_event(self.user, op, "clear", a, b, at, {})
+
+    def resolve(self, keep: str, over: str) -> Fact:
+        """The user says `keep` is current: `over` becomes superseded and the flag goes."""
+        keep, over = validate_id(keep), validate_id(over)
+        if keep == over:
+            raise InvalidInput("keep and over must be two different facts")
+        op, at = self._op()
+        with self.store.transaction() as store:
+            kept, old = self.get(keep), self.get(over)
+            if kept.status != "active":
+                raise InvalidInput(f"{keep} is superseded; it cannot be kept over another fact")
+            if old.status != "active":
+                raise InvalidInput(f"{over} is already superseded")
+            was_linked = store.remove_link(keep, over)
+            store.update_fact(over, status="superseded", updated_at=at)
+            store.add_event(self.user, op, "resolve", over, keep, at, {"was_linked": was_linked})
+            return self.get(keep)
+
+    def undo(self, event_id: int) -> Event:
+        """Reverse the operation an event belongs to; the undo is itself in history."""
+        if isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1:
+            raise InvalidInput(f"not an event id: {event_id!r}")
+        op, at = self._op()
+        with self.store.transaction() as store:
+            return _history.undo(store, self.user, event_id, op, at)
+
+    def export(self) -> list[dict[str, Any]]:
+        """Every fact of this user, superseded ones included, as plain dicts."""
+        return [f.to_dict() for f in self.list(include_superseded=True)]

@@ -1,0 +1,83 @@
+"""Recall (SPEC §6): relevance, pins, staleness, conflict partners and the notice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from ._config import Settings
+from ._models import NOTICE, Fact, Recall, RecalledFact
+from ._similarity import match_words
+from ._sqlite import SQLiteStore
+from ._text import content_words
+
+STALE_FACTOR = 0.5  # a stale fact needs twice the relevance to outrank a fresh one
+SEARCH_WIDTH = 200
+
+
+def is_stale(fact: Fact, now: datetime, settings: Settings) -> bool:
+    """Unpinned and not confirmed for `stale_after_days`; pins never go stale."""
+    if fact.pinned:
+        return False
+    confirmed = datetime.fromisoformat(fact.last_confirmed_at)
+    return now - confirmed > timedelta(days=settings.stale_after_days)
+
+
+def fts_query(query: str) -> str | None:
+    """An FTS5 query OR-ing the query's content words; every term quoted, so no user text is
+    ever read as FTS syntax. Words of 3+ characters match as prefixes (cat -> cats)."""
+    words = sorted(content_words(query))
+    if not words:
+        return None
+    return " OR ".join(f'"{w}"*' if len(w) >= 3 else f'"{w}"' for w in words)
+
+
+def recall(store: SQLiteStore, user: str, query: str, limit: int,
+           kinds: Sequence[str] | None, settings: Settings, now: datetime) -> Recall:
+    query_words = content_words(query)
+    match = fts_query(query)
+    ranked: dict[str, float] = {}
+    if match:
+        hits = store.search(user, match, SEARCH_WIDTH)
+        best_rank = min((r for _, r in hits), default=-1.0) or -1.0
+        for fact_id, rank in hits:
+            ranked[fact_id] = rank / best_rank if best_rank else 0.0
+    if match:
+        candidates = store.facts_by_ids(user, list(ranked))
+    else:
+        # Nothing to search for ("what do you know?"): the most recently confirmed facts.
+        recent = store.list_facts(user, kinds=kinds)
+        recent.sort(key=lambda f: f.last_confirmed_at, reverse=True)
+        candidates = recent[:limit]
+    pinned = [f for f in store.list_facts(user, kinds=kinds) if f.pinned]
+
+    def relevance(fact: Fact) -> float:
+        coverage = (len(match_words(query_words, content_words(fact.text))) / len(query_words)
+                    if query_words else 0.0)
+        score = 0.7 * coverage + 0.3 * ranked.get(fact.id, 0.0)
+        return score * (STALE_FACTOR if is_stale(fact, now, settings) else 1.0)
+
+    pool = [f for f in candidates if not kinds or f.kind in kinds]
+    pool.sort(key=lambda f: (-relevance(f), f.id))
+    chosen: dict[str, tuple[Fact, float, bool]] = {}
+    for fact in pool[:limit]:
+        chosen[fact.id] = (fact, relevance(fact), False)
+    for fact in pinned:
+        chosen.setdefault(fact.id, (fact, relevance(fact), False))
+    # Conflict partners come along even if they did not match: the model must see both sides.
+    partner_ids = [p for fact, _, _ in list(chosen.values()) for p in fact.conflicts_with
+                   if p not in chosen]
+    for partner in store.facts_by_ids(user, sorted(set(partner_ids))):
+        if partner.status == "active":
+            chosen[partner.id] = (partner, relevance(partner), True)
+    items = sorted(chosen.values(), key=lambda t: (t[2], -t[1], t[0].id))
+    ids = set(chosen)
+    pairs = sorted({tuple(sorted((f.id, p))) for f, _, _ in items for p in f.conflicts_with
+                    if p in ids})
+    facts = tuple(RecalledFact(fact=f, score=round(s, 6), stale=is_stale(f, now, settings),
+                               pinned=f.pinned,
+                               conflicting=any(p in ids for p in f.conflicts_with),
+                               via_conflict=via) for f, s, via in items)
+    conflicts = tuple((a, b) for a, b in pairs)
+    return Recall(query=query, facts=facts, conflicts=conflicts,
+                  notice=NOTICE if conflicts else None)

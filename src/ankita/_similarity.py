@@ -1,0 +1,103 @@
+"""Lexical similarity of SPEC §3: pure, deterministic, symmetric, in [0, 1]."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._text import content_words
+
+PREFIX_MIN = 4  # postgres/postgresql match; car/cart do not
+SHORT_FACT_WORDS = 3  # both facts at most this long may link on one shared word
+SHORT_LINK_SCORE = 0.6
+
+
+@dataclass(frozen=True)
+class LexicalScore:
+    """Every lexical measure of one pair, and which one won."""
+
+    score: float
+    jaccard: float
+    containment: float
+    short_link: float
+    winner: str  # "jaccard" | "containment" | "short_link" | "none"
+    words_a: tuple[str, ...]
+    words_b: tuple[str, ...]
+    matches: tuple[tuple[str, str], ...]
+
+
+def words_match(a: str, b: str) -> bool:
+    """Equal, or the shorter is a prefix (at least 4 characters) of the longer."""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= PREFIX_MIN and long_.startswith(short)
+
+
+def match_words(a: Iterable[str], b: Iterable[str]) -> list[tuple[str, str]]:
+    """A one-to-one matching between two word sets: exact matches first, then prefixes.
+
+    The sides are put in a canonical order first so that the result never depends on which
+    fact was passed first (the score must be symmetric).
+    """
+    left, right = sorted(set(a)), sorted(set(b))
+    swapped = (len(right), right) < (len(left), left)
+    if swapped:
+        left, right = right, left
+    pairs: list[tuple[str, str]] = []
+    free = list(right)
+    for word in left:
+        if word in free:
+            free.remove(word)
+            pairs.append((word, word))
+    taken = {p[0] for p in pairs}
+    for word in left:
+        if word in taken:
+            continue
+        for other in free:
+            if words_match(word, other):
+                free.remove(other)
+                pairs.append((word, other))
+                break
+    if swapped:
+        pairs = [(y, x) for x, y in pairs]
+    return sorted(pairs)
+
+
+def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
+    """Best of Jaccard, containment and the short-fact link over two content-word sets."""
+    matches = match_words(a, b)
+    m = len(matches)
+    words_a, words_b = tuple(sorted(a)), tuple(sorted(b))
+    if not a or not b or m == 0:
+        return LexicalScore(0.0, 0.0, 0.0, 0.0, "none", words_a, words_b, tuple(matches))
+    jaccard = m / (len(a) + len(b) - m)
+    n, longest = min(len(a), len(b)), max(len(a), len(b))
+    containment = 0.0
+    # Fires only when every word of the shorter fact is in the longer one, and never for a
+    # one-word fact: half-way between the coverage ratio and 1, so one extra word still merges
+    # a 3-word preference but a long sentence that merely mentions the words does not.
+    if m == n and n >= 2:
+        containment = (1 + n / longest) / 2
+    short_link = SHORT_LINK_SCORE if longest <= SHORT_FACT_WORDS else 0.0
+    score, winner = max((jaccard, "jaccard"), (containment, "containment"),
+                        (short_link, "short_link"))
+    return LexicalScore(round(score, 6), round(jaccard, 6), round(containment, 6), short_link,
+                        winner, words_a, words_b, tuple(matches))
+
+
+def lexical_score(a: str, b: str) -> LexicalScore:
+    """Lexical similarity of two texts."""
+    return score_words(content_words(a), content_words(b))
+
+
+def cosine(u: list[float], v: list[float]) -> float:
+    """Cosine similarity clipped to [0, 1]; 0 for mismatched or zero vectors."""
+    if len(u) != len(v) or not u:
+        return 0.0
+    dot = sum(x * y for x, y in zip(u, v))
+    nu = sum(x * x for x in u) ** 0.5
+    nv = sum(y * y for y in v) ** 0.5
+    if nu == 0 or nv == 0:
+        return 0.0
+    return max(0.0, min(1.0, dot / (nu * nv)))

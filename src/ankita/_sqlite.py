@@ -1,0 +1,348 @@
+"""The SQLite backend: schema, migrations, transactions and row access. No decisions here."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ._errors import StoreError
+from ._models import Event, Fact
+
+BUSY_TIMEOUT_S = 10.0  # one wait inside SQLite
+LOCK_RETRIES = 5  # then whole-transaction retries with backoff, so a busy store never loses a write
+
+_FACT_COLUMNS = ("id, user, text, kind, pinned, status, source, created_at, updated_at, "
+                 "last_confirmed_at, mentions")
+
+
+# Each migration is a list of statements run inside one transaction (executescript would
+# commit on its own, so a failed migration could leave a half-built schema).
+_M001 = [
+    """CREATE TABLE facts (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        user TEXT NOT NULL,
+        text TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL CHECK (status IN ('active', 'superseded')),
+        source TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        last_confirmed_at TEXT NOT NULL,
+        mentions INTEGER NOT NULL DEFAULT 1
+    )""",
+    "CREATE INDEX facts_user ON facts (user, status, kind)",
+    # One row per conflicting pair, a < b: symmetry holds by construction.
+    """CREATE TABLE links (
+        user TEXT NOT NULL,
+        a TEXT NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+        b TEXT NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (a, b),
+        CHECK (a < b)
+    )""",
+    "CREATE INDEX links_b ON links (b)",
+    """CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        op TEXT NOT NULL,
+        user TEXT NOT NULL,
+        type TEXT NOT NULL,
+        fact_id TEXT NOT NULL,
+        other_id TEXT,
+        at TEXT NOT NULL,
+        data TEXT NOT NULL,
+        undone_by INTEGER
+    )""",
+    "CREATE INDEX events_fact ON events (user, fact_id)",
+    "CREATE INDEX events_other ON events (user, other_id)",
+    "CREATE INDEX events_op ON events (op)",
+    """CREATE VIRTUAL TABLE facts_fts USING fts5 (
+        text, content = 'facts', content_rowid = 'seq',
+        tokenize = 'unicode61 remove_diacritics 2'
+    )""",
+    """CREATE TRIGGER facts_ai AFTER INSERT ON facts BEGIN
+        INSERT INTO facts_fts (rowid, text) VALUES (new.seq, new.text);
+    END""",
+    """CREATE TRIGGER facts_ad AFTER DELETE ON facts BEGIN
+        INSERT INTO facts_fts (facts_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+    END""",
+    """CREATE TRIGGER facts_au AFTER UPDATE OF text ON facts BEGIN
+        INSERT INTO facts_fts (facts_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+        INSERT INTO facts_fts (rowid, text) VALUES (new.seq, new.text);
+    END""",
+]
+
+# Vectors sit beside the model that made them, so vectors of two models never meet.
+_M002 = [
+    """CREATE TABLE vectors (
+        fact_id TEXT NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (fact_id, model)
+    )""",
+]
+
+
+MIGRATIONS = (_M001, _M002)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
+    return Fact(id=row[0], user=row[1], text=row[2], kind=row[3], pinned=bool(row[4]),
+                status=row[5], source=row[6], created_at=row[7], updated_at=row[8],
+                last_confirmed_at=row[9], mentions=row[10], conflicts_with=links)
+
+
+class SQLiteStore:
+    """One SQLite file holding every user's facts, links, events and vectors."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            try:
+                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+        try:
+            # Autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE.
+            self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            if self.path != ":memory:":
+                self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self._retry(self._migrate)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        self._depth = 0
+
+    # -- transactions ---------------------------------------------------------------------
+
+    def _retry(self, fn: Any) -> Any:
+        for attempt in range(LOCK_RETRIES + 1):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if attempt == LOCK_RETRIES:
+                    raise StoreError(f"the store stayed locked: {exc}") from exc
+                time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _migrate(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path} has schema {version}; this Ankita knows up to "
+                                 f"{SCHEMA_VERSION}. Upgrade Ankita.")
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number]:
+                    self.db.execute(statement)
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                            (str(SCHEMA_VERSION),))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[SQLiteStore]:
+        """One write transaction; BEGIN IMMEDIATE takes the write lock before anything is read,
+        so the comparison and the write see the same store (compare-and-write)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
+        self._depth = 1
+        try:
+            yield self
+        except BaseException:
+            self._depth = 0
+            self.db.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        try:
+            self._retry(lambda: self.db.execute("COMMIT"))
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    def schema_version(self) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    # -- facts ----------------------------------------------------------------------------
+
+    def _links_map(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {i: [] for i in ids}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            marks = ",".join("?" * len(chunk))
+            for a, b in self.db.execute(
+                    f"SELECT a, b FROM links WHERE a IN ({marks}) OR b IN ({marks})",
+                    chunk + chunk):
+                if a in out:
+                    out[a].append(b)
+                if b in out:
+                    out[b].append(a)
+        return out
+
+    def _facts(self, sql: str, params: Sequence[Any]) -> list[Fact]:
+        rows = self.db.execute(f"SELECT {_FACT_COLUMNS} FROM facts {sql}", params).fetchall()
+        links = self._links_map([r[0] for r in rows])
+        return [_row_to_fact(r, tuple(sorted(links[r[0]]))) for r in rows]
+
+    def get_fact(self, user: str, fact_id: str) -> Fact | None:
+        found = self._facts("WHERE user = ? AND id = ?", (user, fact_id))
+        return found[0] if found else None
+
+    def list_facts(self, user: str, statuses: Sequence[str] = ("active",),
+                   kinds: Sequence[str] | None = None) -> list[Fact]:
+        sql = f"WHERE user = ? AND status IN ({','.join('?' * len(statuses))})"
+        params: list[Any] = [user, *statuses]
+        if kinds:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        return self._facts(sql + " ORDER BY seq", params)
+
+    def facts_by_ids(self, user: str, ids: Sequence[str]) -> list[Fact]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        return self._facts(f"WHERE user = ? AND id IN ({marks}) ORDER BY seq", [user, *ids])
+
+    def insert_fact(self, fact: Fact) -> None:
+        self.db.execute(
+            f"INSERT INTO facts ({_FACT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (fact.id, fact.user, fact.text, fact.kind, int(fact.pinned), fact.status,
+             fact.source, fact.created_at, fact.updated_at, fact.last_confirmed_at,
+             fact.mentions))
+
+    def update_fact(self, fact_id: str, **fields: Any) -> None:
+        if "pinned" in fields:
+            fields["pinned"] = int(fields["pinned"])
+        sets = ", ".join(f"{name} = ?" for name in fields)
+        self.db.execute(f"UPDATE facts SET {sets} WHERE id = ?", [*fields.values(), fact_id])
+
+    def delete_fact(self, fact_id: str) -> None:
+        self.db.execute("DELETE FROM links WHERE a = ? OR b = ?", (fact_id, fact_id))
+        self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+        self.db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+
+    def id_exists(self, fact_id: str) -> bool:
+        """True if the id was ever used (ids are never reused, even after a forget)."""
+        row = self.db.execute("SELECT 1 FROM facts WHERE id = ? UNION ALL "
+                              "SELECT 1 FROM events WHERE fact_id = ? LIMIT 1",
+                              (fact_id, fact_id)).fetchone()
+        return row is not None
+
+    def search(self, user: str, match: str, limit: int) -> list[tuple[str, float]]:
+        """Full-text candidates for recall: (id, bm25 rank; lower is better)."""
+        rows = self.db.execute(
+            "SELECT f.id, bm25(facts_fts) FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid"
+            " WHERE facts_fts MATCH ? AND f.user = ? AND f.status = 'active'"
+            " ORDER BY bm25(facts_fts) LIMIT ?", (match, user, limit)).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    # -- links ----------------------------------------------------------------------------
+
+    def add_link(self, user: str, a: str, b: str, at: str) -> bool:
+        """Flag a and b against each other; False if they already were."""
+        lo, hi = sorted((a, b))
+        cur = self.db.execute("INSERT OR IGNORE INTO links VALUES (?, ?, ?, ?)",
+                              (user, lo, hi, at))
+        return cur.rowcount == 1
+
+    def remove_link(self, a: str, b: str) -> bool:
+        lo, hi = sorted((a, b))
+        return self.db.execute("DELETE FROM links WHERE a = ? AND b = ?", (lo, hi)).rowcount == 1
+
+    def links(self, user: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT a, b FROM links WHERE user = ? ORDER BY a, b", (user,))]
+
+    # -- events ---------------------------------------------------------------------------
+
+    def add_event(self, user: str, op: str, type_: str, fact_id: str, other_id: str | None,
+                  at: str, data: dict[str, Any]) -> int:
+        cur = self.db.execute(
+            "INSERT INTO events (op, user, type, fact_id, other_id, at, data) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (op, user, type_, fact_id, other_id, at, json.dumps(data, ensure_ascii=False)))
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def _events(self, sql: str, params: Sequence[Any]) -> list[Event]:
+        rows = self.db.execute(
+            "SELECT id, op, type, fact_id, other_id, at, data, undone_by FROM events "
+            + sql, params).fetchall()
+        return [Event(id=r[0], op=r[1], type=r[2], fact_id=r[3], other_id=r[4], at=r[5],
+                      data=json.loads(r[6]), undone_by=r[7]) for r in rows]
+
+    def events_for(self, user: str, fact_id: str) -> list[Event]:
+        return self._events("WHERE user = ? AND (fact_id = ? OR other_id = ?) ORDER BY id",
+                            (user, fact_id, fact_id))
+
+    def event(self, user: str, event_id: int) -> Event | None:
+        found = self._events("WHERE user = ? AND id = ?", (user, event_id))
+        return found[0] if found else None
+
+    def op_events(self, op: str) -> list[Event]:
+        return self._events("WHERE op = ? ORDER BY id", (op,))
+
+    def mark_undone(self, event_ids: Sequence[int], by: int) -> None:
+        self.db.executemany("UPDATE events SET undone_by = ? WHERE id = ?",
+                            [(by, i) for i in event_ids])
+
+    def all_events(self, user: str) -> list[Event]:
+        return self._events("WHERE user = ? ORDER BY id", (user,))
+
+    # -- vectors --------------------------------------------------------------------------
+
+    def put_vector(self, fact_id: str, model: str, vector: bytes, dim: int) -> None:
+        self.db.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                        (fact_id, model, dim, vector))
+
+    def vectors(self, user: str, model: str) -> dict[str, bytes]:
+        return {r[0]: r[1] for r in self.db.execute(
+            "SELECT v.fact_id, v.vector FROM vectors v JOIN facts f ON f.id = v.fact_id "
+            "WHERE f.user = ? AND v.model = ?", (user, model))}
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def integrity_problems(self) -> list[str]:
+        """What `doctor` reports: SQLite's own check plus our invariants."""
+        problems = [r[0] for r in self.db.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        for (a, b) in self.db.execute(
+                "SELECT a, b FROM links WHERE a NOT IN (SELECT id FROM facts) "
+                "OR b NOT IN (SELECT id FROM facts)"):
+            problems.append(f"link {a}-{b} points at a missing fact")
+        for (a, b) in self.db.execute(
+                "SELECT l.a, l.b FROM links l JOIN facts fa ON fa.id = l.a "
+                "JOIN facts fb ON fb.id = l.b WHERE fa.user != fb.user OR fa.user != l.user"):
+            problems.append(f"link {a}-{b} crosses users")
+        try:
+            self.db.execute("INSERT INTO facts_fts (facts_fts, rank) VALUES "
+                            "('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"full-text index: {exc}")
+        return problems

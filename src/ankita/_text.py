@@ -1,0 +1,136 @@
+"""Turning a short fact into tokens and content words (pure functions, no I/O).
+
+Everything that reads words goes through here, so similarity and disagreement see the same
+tokens: lowercase, NFKC-normalised, contractions expanded ("don't" -> "do not").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_CLAUSE_BREAK = re.compile(r"[,;:.!?()\[\]\"]|\s-\s|\s—\s")
+
+# Contraction suffixes and what they expand to; "'s" is dropped (possessive or "is").
+_SUFFIXES = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ve", "have"), ("'ll", "will"),
+             ("'d", "would"), ("'s", ""))
+_IRREGULAR = {"can't": ["can", "not"], "won't": ["will", "not"], "shan't": ["shall", "not"],
+              "ain't": ["am", "not"], "cannot": ["can", "not"], "let's": ["let", "us"]}
+
+NUMBER_WORDS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+    "eighth": 8, "ninth": 9, "tenth": 10, "twice": 2, "once": 1, "dozen": 12,
+}
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th|s)$")
+# "one" is a pronoun after these words ("no one", "the one"), not a number.
+_ONE_PRONOUN_BEFORE = {"no", "some", "any", "every", "each", "which", "this", "that", "the",
+                       "another", "other", "someone", "anyone", "little", "last", "only"}
+
+# British spellings folded so that favourite/favorite are the same word.
+_SPELLING = {"favourite": "favorite", "favourites": "favorites", "colour": "color",
+             "colours": "colors", "neighbour": "neighbor", "neighbours": "neighbors",
+             "grey": "gray", "theatre": "theater", "centre": "center", "organise": "organize",
+             "realise": "realize", "travelling": "traveling", "programme": "program",
+             "mum": "mother", "mummy": "mother", "grandma": "grandmother", "grandpa": "grandfather",
+             "dad": "father", "mom": "mother", "okay": "ok"}
+
+NEGATIONS = frozenset({"not", "no", "never", "nobody", "none", "nothing", "nowhere",
+                       "neither", "nor", "without", "noone"})
+
+# Function words plus generic filler: the seed's list ("i", "my", "use", "database", ...)
+# extended with words that carry no identity of their own in a personal fact.
+STOP_WORDS = frozenset("""
+a an the and or but if so as of at by for from in into on onto to with within about above
+after again against all am are was were be been being is it its it's itself this that these
+those there here then than too very can could would should will shall may might must do does
+did doing done have has had having get gets got getting i me my mine myself we us our ours
+ourselves you your yours yourself he him his himself she her hers herself they them their
+theirs themselves what which who whom whose when where why how each every both few more most
+other some such only own same just also really actually basically quite pretty rather kind
+sort lot lots bit much many any anyone someone something anything everything one's let
+use uses used using usage database databases db project projects stuff thing things
+app apps application software tool tools browser editor ide os distro system
+called named name names please currently usually generally typically like
+well yes yeah oh ok hi hello thanks thank sure maybe perhaps probably definitely
+still even ever because while though although up down out over off
+""".split()) | NEGATIONS
+# "like" is a stop-word for scoring ("I like X" ~ "X"), but like/dislike is read in disagreement.
+
+
+def normalize(text: str) -> str:
+    """NFKC, lowercase, and one kind of apostrophe."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
+
+
+def _expand(word: str) -> list[str]:
+    if word in _IRREGULAR:
+        return list(_IRREGULAR[word])
+    for suffix, full in _SUFFIXES:
+        if word.endswith(suffix) and len(word) > len(suffix):
+            base = word[: -len(suffix)]
+            return [base, full] if full else [base]
+    return [word.strip("'")]
+
+
+@lru_cache(maxsize=4096)
+def tokens(text: str) -> tuple[str, ...]:
+    """All word tokens of `text`, contractions expanded, spellings folded."""
+    out: list[str] = []
+    for raw in _WORD.findall(normalize(text)):
+        for word in _expand(raw):
+            if word:
+                out.append(_SPELLING.get(word, word))
+    return tuple(out)
+
+
+def clauses(text: str) -> list[tuple[str, ...]]:
+    """Tokens split at punctuation, so negation scope stops at a clause boundary."""
+    return [t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t]
+
+
+def stem(word: str) -> str:
+    """A plural 's' removed where that is safe (cats -> cat, but not bus or glass)."""
+    if len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ies")):
+        return word[:-1]
+    if len(word) >= 5 and word.endswith("ies"):
+        return word[:-3] + "y"
+    return word
+
+
+def number_value(tokens_: tuple[str, ...], i: int) -> str | None:
+    """The number a token stands for ("ten" -> "10", "3rd" -> "3"), or None."""
+    word = tokens_[i]
+    if word.isdigit():
+        return str(int(word))
+    match = _ORDINAL.match(word)
+    if match:
+        return str(int(match.group(1)))
+    if word in NUMBER_WORDS:
+        if word == "one" and i > 0 and tokens_[i - 1] in _ONE_PRONOUN_BEFORE:
+            return None
+        if word == "second" and i + 1 < len(tokens_) and tokens_[i + 1] in {"hand", "thought"}:
+            return None
+        return str(NUMBER_WORDS[word])
+    return None
+
+
+@lru_cache(maxsize=4096)
+def content_words(text: str) -> frozenset[str]:
+    """The words that carry a fact's meaning: stop-words dropped, numbers as digits."""
+    toks = tokens(text)
+    out = set()
+    for i, word in enumerate(toks):
+        number = number_value(toks, i)
+        if number is not None:
+            out.add(number)
+        elif word not in STOP_WORDS and len(word) > 1:
+            out.add(stem(word))
+    return frozenset(out)

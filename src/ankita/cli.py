@@ -1,0 +1,408 @@
+"""The `ankita` command: thin commands, each over one `Memory` method."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.markup import escape as esc
+from rich.table import Table
+
+from . import __version__
+from ._errors import AnkitaError, InvalidInput, NotFound, StoreError, UndoError
+from ._eval import builtin_pairs_path, evaluate, load_pairs
+from ._memory import Memory, validate_kind, validate_text
+from ._models import Fact
+
+console = Console(highlight=False, soft_wrap=True)
+err_console = Console(stderr=True, highlight=False)
+
+# Exit codes by error class: scripts can tell bad input from a missing id from a broken store.
+EXIT_CODES: list[tuple[type[AnkitaError], int]] = [
+    (InvalidInput, 2), (NotFound, 3), (UndoError, 4), (StoreError, 5), (AnkitaError, 1)]
+
+
+class _Group(click.Group):
+    """Translates every AnkitaError into one line on stderr and an exit code: the only place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AnkitaError as exc:
+            code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
+            err_console.print(f"[red]error[/red] ({exc.code}): {exc}", markup=True)
+            sys.exit(code)
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def _memory(ctx: click.Context) -> Memory:
+    opts = ctx.find_root().obj
+    memory = Memory(path=opts["db"], user=opts["user"], embedder=opts["embedder"])
+    ctx.call_on_close(memory.close)
+    return memory
+
+
+def _facts_table(facts: list[Fact], title: str | None = None) -> Table:
+    table = Table(title=title, show_lines=False)
+    for column in ("id", "kind", "text", "mentions", "flags"):
+        table.add_column(column, overflow="fold")
+    for f in facts:
+        flags = []
+        if f.pinned:
+            flags.append("pinned")
+        if f.status != "active":
+            flags.append(f.status)
+        if f.conflicts_with:
+            flags.append("conflicts: " + ", ".join(f.conflicts_with))
+        table.add_row(f.id, f.kind, esc(f.text), str(f.mentions), esc("; ".join(flags)))
+    return table
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ankita")
+@click.option("--db", envvar="ANKITA_DB", default=None, metavar="PATH",
+              help="SQLite file (default: memory.db in your user data folder). Env: ANKITA_DB.")
+@click.option("--user", envvar="ANKITA_USER", default="default", show_default=True,
+              help="Whose memory. Env: ANKITA_USER.")
+@click.option("--embedder", envvar="ANKITA_EMBEDDER", default="auto", show_default=True,
+              help="Embedder name (none, auto, ...). Env: ANKITA_EMBEDDER.")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, user: str, embedder: str) -> None:
+    """Ankita: memory that merges duplicates, flags conflicts and never silently deletes."""
+    ctx.obj = {"db": db, "user": user, "embedder": embedder}
+
+
+@cli.command()
+@click.argument("text", nargs=-1, required=True)
+@click.option("--kind", default="fact", show_default=True, help="Kind of fact (a slug).")
+@click.option("--pin", is_flag=True, help="A deliberate fact: never goes stale.")
+@click.option("--source", default="user", show_default=True, help="Who wrote it.")
+@json_option
+@click.pass_context
+def remember(ctx: click.Context, text: tuple[str, ...], kind: str, pin: bool, source: str,
+             as_json: bool) -> None:
+    """Remember TEXT: merge it, flag a conflict, or store it as new."""
+    result = _memory(ctx).remember(" ".join(text), kind=kind, pinned=pin, source=source)
+    if as_json:
+        _print_json(result.to_dict())
+        return
+    verb = {"created": "[green]created[/green]", "merged": "[cyan]merged into[/cyan]",
+            "conflict": "[yellow]conflict[/yellow]: stored"}[result.action]
+    console.print(f"{verb} {result.fact.id}: {esc(result.fact.text)}")
+    if result.conflicts_with:
+        console.print(f"  flagged against: {', '.join(result.conflicts_with)}")
+    console.print(f"  [dim]{result.method} score {result.score:.2f} - {esc(result.reason)}[/dim]")
+
+
+@cli.command()
+@click.argument("query", nargs=-1)
+@click.option("--limit", default=8, show_default=True, type=int)
+@click.option("--kind", "kinds", multiple=True, help="Only these kinds (repeatable).")
+@click.option("--prompt", is_flag=True, help="Print the block for a system prompt.")
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, query: tuple[str, ...], limit: int, kinds: tuple[str, ...],
+           prompt: bool, as_json: bool) -> None:
+    """Facts relevant to QUERY, pinned facts, and conflicts with the notice."""
+    result = _memory(ctx).recall(" ".join(query), limit=limit, kinds=list(kinds) or None)
+    if as_json:
+        _print_json(result.to_dict())
+    elif prompt:
+        click.echo(result.to_prompt())
+    else:
+        table = Table()
+        for column in ("id", "text", "score", "flags"):
+            table.add_column(column, overflow="fold")
+        for item in result.facts:
+            flags = [n for n, on in (("pinned", item.pinned), ("stale", item.stale),
+                                     ("conflict", item.conflicting)) if on]
+            table.add_row(item.fact.id, esc(item.fact.text), f"{item.score:.2f}", ", ".join(flags))
+        console.print(table)
+        if result.notice:
+            console.print(f"[yellow]{result.notice}[/yellow]")
+
+
+@cli.command(name="list")
+@click.option("--kind", default=None)
+@click.option("--all", "show_all", is_flag=True, help="Include superseded facts.")
+@json_option
+@click.pass_context
+def list_(ctx: click.Context, kind: str | None, show_all: bool, as_json: bool) -> None:
+    """List facts, oldest first."""
+    facts = _memory(ctx).list(kind=kind, include_superseded=show_all)
+    if as_json:
+        _print_json([f.to_dict() for f in facts])
+    else:
+        console.print(_facts_table(facts))
+
+
+@cli.command()
+@click.argument("fact_id")
+@json_option
+@click.pass_context
+def show(ctx: click.Context, fact_id: str, as_json: bool) -> None:
+    """Show one fact."""
+    fact = _memory(ctx).get(fact_id)
+    if as_json:
+        _print_json(fact.to_dict())
+    else:
+        for key, value in fact.to_dict().items():
+            console.print(f"[bold]{key}[/bold]: {esc(str(value))}")
+
+
+def _simple(name: str, help_: str, call: Callable[[Memory, str], Fact], done: str) -> None:
+    @cli.command(name=name, help=help_)
+    @click.argument("fact_id")
+    @json_option
+    @click.pass_context
+    def command(ctx: click.Context, fact_id: str, as_json: bool) -> None:
+        fact = call(_memory(ctx), fact_id)
+        if as_json:
+            _print_json(fact.to_dict())
+        else:
+            console.print(f"{done} {fact.id}: {esc(fact.text)}")
+
+
+_simple("forget", "Forget a fact (recorded in history; `undo` brings it back).",
+        lambda m, i: m.forget(i), "forgot")
+_simple("pin", "Pin a fact: it is always recalled and never goes stale.",
+        lambda m, i: m.pin(i), "pinned")
+_simple("unpin", "Unpin a fact.", lambda m, i: m.unpin(i), "unpinned")
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def conflicts(ctx: click.Context, as_json: bool) -> None:
+    """List flagged pairs."""
+    pairs = _memory(ctx).conflicts()
+    if as_json:
+        _print_json([c.to_dict() for c in pairs])
+        return
+    if not pairs:
+        console.print("no conflicts")
+    for c in pairs:
+        console.print(f"{c.a.id}: {esc(c.a.text)}\n  [yellow]vs[/yellow] {c.b.id}: {esc(c.b.text)}")
+
+
+@cli.command(name="clear-conflict")
+@click.argument("a")
+@click.argument("b")
+@click.pass_context
+def clear_conflict(ctx: click.Context, a: str, b: str) -> None:
+    """Both A and B are true: remove the flag from both sides."""
+    _memory(ctx).clear_conflict(a, b)
+    console.print(f"cleared the conflict between {a} and {b}")
+
+
+@cli.command()
+@click.argument("keep")
+@click.argument("over")
+@json_option
+@click.pass_context
+def resolve(ctx: click.Context, keep: str, over: str, as_json: bool) -> None:
+    """KEEP is current: OVER becomes superseded (reversible with undo)."""
+    fact = _memory(ctx).resolve(keep=keep, over=over)
+    if as_json:
+        _print_json(fact.to_dict())
+    else:
+        console.print(f"kept {fact.id}: {esc(fact.text)}; {esc(over)} is superseded")
+
+
+@cli.command()
+@click.argument("fact_id")
+@json_option
+@click.pass_context
+def history(ctx: click.Context, fact_id: str, as_json: bool) -> None:
+    """Every event that touched a fact."""
+    events = _memory(ctx).history(fact_id)
+    if as_json:
+        _print_json([e.to_dict() for e in events])
+        return
+    table = Table()
+    for column in ("event", "at", "type", "detail", "undone by"):
+        table.add_column(column, overflow="fold")
+    for e in events:
+        detail = e.data.get("phrasing") or e.data.get("text") or e.data.get("after") or ""
+        if e.other_id:
+            detail = f"{detail} (with {e.other_id})".strip()
+        table.add_row(str(e.id), e.at[:19], e.type, esc(str(detail)), str(e.undone_by or ""))
+    console.print(table)
+
+
+@cli.command()
+@click.argument("event_id", type=int)
+@json_option
+@click.pass_context
+def undo(ctx: click.Context, event_id: int, as_json: bool) -> None:
+    """Reverse the operation EVENT_ID belongs to."""
+    event = _memory(ctx).undo(event_id)
+    if as_json:
+        _print_json(event.to_dict())
+    else:
+        console.print(f"undid {', '.join(event.data['types'])} (event {event.id})")
+
+
+@cli.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--kind", default="fact", show_default=True)
+@click.option("--explain", is_flag=True, help="Show every score and finding.")
+@json_option
+@click.pass_context
+def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_json: bool) -> None:
+    """What remembering B after A would do (writes nothing)."""
+    c = _memory(ctx).compare(a, b, kind=kind)
+    data = {"action": c.action, "score": c.score, "method": c.method, "reason": c.reason,
+            "lexical": {"score": c.lexical.score, "jaccard": c.lexical.jaccard,
+                        "containment": c.lexical.containment,
+                        "short_link": c.lexical.short_link, "winner": c.lexical.winner,
+                        "words_a": list(c.lexical.words_a), "words_b": list(c.lexical.words_b),
+                        "matches": [list(m) for m in c.lexical.matches]},
+            "cosine": c.cosine, "findings": [{"check": f.check, "detail": f.detail}
+                                             for f in c.findings],
+            "frame_score": c.frame_score}
+    if as_json:
+        _print_json(data)
+        return
+    console.print(f"[bold]{c.action}[/bold] ({c.method} {c.score:.2f}): {esc(c.reason)}")
+    if explain:
+        lex = data["lexical"]
+        console.print(esc(f"  words A: {lex['words_a']}\n  words B: {lex['words_b']}\n"
+                          f"  matches: {lex['matches']}") + f"\n  jaccard {c.lexical.jaccard:.2f}, "
+                      f"containment {c.lexical.containment:.2f}, short link "
+                      f"{c.lexical.short_link:.2f} -> {c.lexical.winner}")
+        for finding in c.findings:
+            console.print(f"  finding: {esc(str(finding))}")
+        if c.findings:
+            console.print(f"  frame score without the disagreeing words: {c.frame_score:.2f}")
+
+
+@cli.command(name="eval")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option("--errors", is_flag=True, help="Also list every pair decided wrongly.")
+@click.option("--plain", is_flag=True, help="Plain rules only (no disagreement check).")
+@json_option
+@click.pass_context
+def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool,
+          as_json: bool) -> None:
+    """Score merge/conflict decisions on labelled pairs (default: the built-in set)."""
+    opts = ctx.find_root().obj
+    pairs = load_pairs(file or builtin_pairs_path())
+    probe = Memory(":memory:", user=opts["user"], embedder=opts["embedder"])
+    name = probe.embedder.model_id if probe.embedder is not None else "none"
+    embedder = probe.embedder if probe.embedder is not None else "none"
+    probe.close()
+
+    def fresh() -> Memory:
+        return Memory(":memory:", embedder=embedder, detect_disagreement=not plain)
+
+    report, rows = evaluate(pairs, fresh, name)
+    if errors:
+        report["errors"] = [r for r in rows if r["label"] != r["predicted"]]
+    if as_json:
+        _print_json(report)
+        return
+    console.print(f"pairs {report['pairs']}  accuracy {report['accuracy']:.3f}  macro-F1 "
+                  f"{report['macro_f1']:.3f}  wrong merges {report['wrong_merge_rate']:.1%}"
+                  f"  embedder {name}")
+    table = Table()
+    for column in ("label", "precision", "recall", "f1", "support"):
+        table.add_column(column)
+    for label, v in report["labels"].items():
+        table.add_row(label, f"{v['precision']:.3f}", f"{v['recall']:.3f}", f"{v['f1']:.3f}",
+                      str(v["support"]))
+    console.print(table)
+    for r in report.get("errors", []):
+        console.print(esc(f"  {r['label']} -> {r['predicted']}: {r['a']} | {r['b']}"))
+
+
+@cli.command(name="import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@json_option
+@click.pass_context
+def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
+    """Remember every line of a JSONL file ({"text", "kind"?, "pinned"?, "source"?}).
+
+    Each line goes through the normal write path, so duplicates merge and conflicts are
+    flagged. A malformed line stops the import before anything is written.
+    """
+    rows = []
+    for number, line in enumerate(file, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise InvalidInput(f"line {number}: needs a string field 'text'")
+        try:
+            validate_text(row["text"])
+            validate_kind(row.get("kind") or "fact")
+        except InvalidInput as exc:
+            raise InvalidInput(f"line {number}: {exc}") from None
+        rows.append(row)
+    memory = _memory(ctx)
+    counts = {"created": 0, "merged": 0, "conflict": 0}
+    for row in rows:
+        result = memory.remember(row["text"], kind=row.get("kind") or "fact",
+                                 pinned=bool(row.get("pinned", False)),
+                                 source=row.get("source") or "import")
+        counts[result.action] += 1
+    if as_json:
+        _print_json(counts)
+    else:
+        console.print(", ".join(f"{v} {k}" for k, v in counts.items()))
+
+
+@cli.command()
+@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-")
+@click.pass_context
+def export(ctx: click.Context, output: Any) -> None:
+    """Write every fact (superseded included) as JSONL."""
+    for row in _memory(ctx).export():
+        output.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Check the store: SQLite integrity, links, full-text index, schema version."""
+    memory = _memory(ctx)
+    problems = memory.store.integrity_problems()
+    report = {"path": memory.path, "schema_version": memory.store.schema_version(),
+              "ok": not problems, "problems": problems}
+    if as_json:
+        _print_json(report)
+    else:
+        console.print(f"{esc(memory.path)} (schema {report['schema_version']}): "
+                      + ("[green]ok[/green]" if not problems else "[red]problems[/red]"))
+        for p in problems:
+            console.print(f"  - {esc(p)}")
+    if problems:
+        sys.exit(1)
+
+
+@cli.command()
+@click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
+def demo(keep: bool) -> None:
+    """A one-minute tour on a temporary store: merge, conflict, notice, resolve, undo."""
+    from ._demo import run_demo
+
+    run_demo(console, keep=keep)
+
+
+def main() -> None:
+    cli(prog_name="ankita")
