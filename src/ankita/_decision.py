@@ -63,7 +63,16 @@ def compare_texts(
     if settings.detect_disagreement:
         findings = tuple(disagreements(old_text, new_text))
         if findings:
-            frame_score = score_words(*frame_words(old_text, new_text, findings)).score
+            frame = score_words(*frame_words(old_text, new_text, findings))
+            # One shared word is a subject only for a stated change ("I quit coffee") or a
+            # negation; for different numbers or days it is too little ("I run on Sundays" /
+            # "I swim on Wednesdays").
+            one_word_ok = any(f.check in ("change_of_state", "negation") for f in findings)
+            frame_score = frame.score if one_word_ok else max(frame.jaccard, frame.containment)
+            # The plain rule's lexical evidence (>= 2 shared words, Jaccard >= 0.5) on the frame
+            # also says "same subject" ("56 year old woman" / "twenty year old male").
+            if len(frame.matches) >= 2 and frame.jaccard >= 0.5:
+                frame_score = max(frame_score, settings.thresholds(new_kind)[1])
             # One value replaced in an otherwise identical sentence: the frame is the same.
             if any(f.check == "value" for f in findings):
                 frame_score = 1.0

@@ -10,7 +10,16 @@ import difflib
 from dataclasses import dataclass
 
 from ._similarity import match_words, words_match
-from ._text import NEGATIONS, STOP_WORDS, clauses, content_words, number_value, stem, tokens
+from ._text import (
+    FUNCTION_WORDS,
+    NEGATIONS,
+    STOP_WORDS,
+    clauses,
+    content_words,
+    number_value,
+    stem,
+    tokens,
+)
 
 
 @dataclass(frozen=True)
@@ -32,6 +41,7 @@ CHANGE_OF_STATE = frozenset({
     "moved", "move", "moving", "switched", "switch", "switching", "quit", "quitting", "stopped",
     "stop", "anymore", "now", "nowadays", "changed", "replaced", "former", "formerly",
     "ex", "instead", "gave", "giving", "relocated", "left", "retired", "divorced", "became",
+    "started", "began", "again",
     "become", "converted", "migrated", "dropped", "abandoned", "ditched",
 })
 _CHANGE_PHRASES = (("no", "longer"), ("no", "more"), ("used", "to"), ("any", "more"),
@@ -51,12 +61,12 @@ _OPPOSITES = [
     ("vegetarian", "meat"), ("vegan", "meat"), ("allow", "forbid"), ("accept", "reject"),
     ("easy", "hard"), ("fast", "slow"), ("cheap", "expensive"), ("rich", "poor"),
     ("loud", "quiet"), ("wet", "dry"), ("male", "female"), ("man", "woman"), ("boy", "girl"),
-    ("husband", "wife"), ("son", "daughter"), ("brother", "sister"), ("rarely", "often"),
+    ("rarely", "often"),
     ("clean", "dirty"), ("healthy", "sick"), ("awake", "asleep"), ("inside", "outside"),
     ("sitting", "standing"), ("up", "down"), ("start", "finish"), ("arrive", "leave"),
     ("push", "pull"), ("emptying", "filling"), ("into", "out"), ("onto", "off"),
     ("on", "off"), ("in", "out"), ("removed", "on"), ("climbing", "down"), ("love", "dislike"), ("enjoy", "hate"),
-    ("enjoy", "dislike"), ("cat", "dog"), ("tea", "coffee"), ("sunrise", "sunset"),
+    ("enjoy", "dislike"), ("sunrise", "sunset"),
 ]
 _OPPOSITE_OF: dict[str, set[str]] = {}
 for _x, _y in _OPPOSITES:
@@ -69,8 +79,10 @@ MULTI_VALUED = frozenset({
     "like", "love", "enjoy", "have", "has", "had", "play", "plays", "playing", "listen",
     "listening", "watch", "watching", "read", "reading", "speak", "know", "visit", "visited",
     "own", "collect", "eat", "eating", "drink", "cook", "also", "too", "another", "both",
-    "friend", "friends", "fan", "and", "or", "sometimes", "some",
+    "friend", "friends", "fan", "and", "or", "sometimes", "some", "allergic", "prefer",
+    "prefers", "learning", "learn", "study", "studying",
 })
+_WEAK_MULTI = frozenset({"use", "uses", "using", "try", "tried"})
 _ADDITIVE = frozenset({"too", "also", "another", "as", "both", "additionally", "second"})
 _CONNECTORS = (("over",), ("rather", "than"), ("instead", "of"), ("than",), ("vs",),
                ("versus",), ("not",))
@@ -196,37 +208,53 @@ def check_change_of_state(a: str, b: str) -> list[Finding]:
 
 
 def _frame_tokens(text: str) -> list[str]:
-    return [stem(t) for t in tokens(text) if t not in _ARTICLES]
+    toks = tokens(text)
+    out = []
+    for i, word in enumerate(toks):
+        if word in _ARTICLES:
+            continue
+        number = number_value(toks, i)
+        out.append(number if number is not None else word)
+    return out
 
 
 def check_value(a: str, b: str) -> list[Finding]:
     """The same frame with one value replaced: "I live in Prague" / "I live in Vienna"."""
     ta, tb = _frame_tokens(a), _frame_tokens(b)
-    ops = [op for op in difflib.SequenceMatcher(a=ta, b=tb, autojunk=False).get_opcodes()
+    sa, sb = [stem(t) for t in ta], [stem(t) for t in tb]
+    ops = [op for op in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes()
            if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":
         return []
     _, i1, i2, j1, j2 = ops[0]
     old, new = ta[i1:i2], tb[j1:j2]
-    frame = ta[:i1] + ta[i2:]
+    before, frame = ta[:i1], ta[:i1] + ta[i2:]
     if len(old) > 3 or len(new) > 3:
         return []
-    old_c = [w for w in old if w not in STOP_WORDS]
-    new_c = [w for w in new if w not in STOP_WORDS]
+    old_c = [stem(w) for w in old if w not in STOP_WORDS]
+    new_c = [stem(w) for w in new if w not in STOP_WORDS]
     if not old_c or not new_c or match_words(old_c, new_c):
-        return []
-    # The replaced part must be a value inside a frame, not most of the sentence.
-    frame_c = [w for w in frame if w not in STOP_WORDS]
-    if max(len(old_c), len(new_c)) > max(2, len(frame_c)):
         return []
     if any(w in MULTI_VALUED or w in _ADDITIVE for w in frame + old + new):
         return []
+    # "I use X" / "I use Y" can both hold; "I use X on my desktop" names one slot.
+    after_c = [w for w in ta[i2:] if w not in STOP_WORDS]
+    if not after_c and any(w in _WEAK_MULTI for w in before):
+        return []
     # Two different activities ("talking"/"laughing") describe more than one thing going on.
-    if all(w.endswith("ing") for w in old_c + new_c):
+    if all(w.endswith("ing") for w in old + new if w not in STOP_WORDS):
         return []
-    if not [w for w in frame if w not in STOP_WORDS] and not (
-            _numbers(" ".join(old)) and _numbers(" ".join(new))):
-        return []
+    numbers_only = bool(_numbers(" ".join(old)) and _numbers(" ".join(new)))
+    # The frame words here include filler ("my name is X"): they still say what X is.
+    frame_c = [w for w in frame if w not in FUNCTION_WORDS]
+    before_c = [w for w in before if w not in FUNCTION_WORDS]
+    if not numbers_only:
+        # The replaced part must be a value that follows its frame, not the relation itself:
+        # "I [live] in Lisbon" / "I [work] in Lisbon" are two attributes, not two values.
+        if not before_c:
+            return []
+        if max(len(old_c), len(new_c)) > max(2, len(frame_c)):
+            return []
     return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame",
                     tuple(old_c + new_c))]
 
@@ -272,8 +300,16 @@ def disagreements(a: str, b: str) -> list[Finding]:
 
 def frame_words(a: str, b: str, findings: list[Finding] | tuple[Finding, ...]
                 ) -> tuple[frozenset[str], frozenset[str]]:
-    """Content words with the disagreeing ones removed: what the two facts are *about*."""
-    drop = {stem(w) for f in findings for w in f.words} | {w for f in findings for w in f.words}
+    """Content words with the disagreeing ones taken out: what the two facts are *about*.
+
+    Opposite words count as the same slot (light/dark mode are both about the mode)."""
+    drop: set[str] = set()
+    rename: dict[str, str] = {}
+    for f in findings:
+        if f.check == "opposites" and len(f.words) == 2:
+            rename[stem(f.words[1])] = stem(f.words[0])
+        else:
+            drop |= {stem(w) for w in f.words} | set(f.words)
     wa = frozenset(w for w in content_words(a) if w not in drop)
-    wb = frozenset(w for w in content_words(b) if w not in drop)
+    wb = frozenset(rename.get(w, w) for w in content_words(b) if w not in drop)
     return wa, wb

@@ -29,6 +29,7 @@ NUMBER_WORDS = {
     "eighth": 8, "ninth": 9, "tenth": 10, "twice": 2, "once": 1, "dozen": 12,
 }
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th|s)$")
+_WITH_UNIT = re.compile(r"^(\d+)(am|pm|h|k|kg|km|cm|mm|m|g|l|ml|min|mins|yo)$")
 # "one" is a pronoun after these words ("no one", "the one"), not a number.
 _ONE_PRONOUN_BEFORE = {"no", "some", "any", "every", "each", "which", "this", "that", "the",
                        "another", "other", "someone", "anyone", "little", "last", "only"}
@@ -44,24 +45,31 @@ _SPELLING = {"favourite": "favorite", "favourites": "favorites", "colour": "colo
 NEGATIONS = frozenset({"not", "no", "never", "nobody", "none", "nothing", "nowhere",
                        "neither", "nor", "without", "noone"})
 
-# Function words plus generic filler: the seed's list ("i", "my", "use", "database", ...)
-# extended with words that carry no identity of their own in a personal fact.
-STOP_WORDS = frozenset("""
+# Function words: grammar, no content of their own.
+FUNCTION_WORDS = frozenset("""
 a an the and or but if so as of at by for from in into on onto to with within about above
 after again against all am are was were be been being is it its it's itself this that these
 those there here then than too very can could would should will shall may might must do does
 did doing done have has had having get gets got getting i me my mine myself we us our ours
 ourselves you your yours yourself he him his himself she her hers herself they them their
 theirs themselves what which who whom whose when where why how each every both few more most
-other some such only own same just also really actually basically quite pretty rather kind
-sort lot lots bit much many any anyone someone something anything everything one's let
-use uses used using usage database databases db project projects stuff thing things
-app apps application software tool tools browser editor ide os distro system
-called named name names please currently usually generally typically like
+other some such only own same just also really actually basically quite pretty rather
+any anyone someone something anything everything one's let
 well yes yeah oh ok hi hello thanks thank sure maybe perhaps probably definitely
 still even ever because while though although up down out over off
 """.split()) | NEGATIONS
-# "like" is a stop-word for scoring ("I like X" ~ "X"), but like/dislike is read in disagreement.
+
+# Generic filler of personal facts: the seed's list ("use", "database", "project", "stuff")
+# and words that only say what sort of thing follows ("my browser is X" ~ "I use X").
+FILLER_WORDS = frozenset("""
+use uses used using usage database databases db project projects stuff thing things kind sort
+lot lots bit app apps application software tool tools browser editor ide os distro system
+called named name names please currently usually generally typically like prefer prefers
+preferred preference take takes taking took much many
+""".split())
+
+STOP_WORDS = FUNCTION_WORDS | FILLER_WORDS
+# "like" and "prefer" are filler for scoring ("I like X" ~ "X"); disagreement reads them.
 
 
 def normalize(text: str) -> str:
@@ -97,11 +105,26 @@ def clauses(text: str) -> list[tuple[str, ...]]:
 
 
 def stem(word: str) -> str:
-    """A plural 's' removed where that is safe (cats -> cat, but not bus or glass)."""
-    if len(word) >= 4 and word.endswith("s") and not word.endswith(("ss", "us", "is", "ies")):
-        return word[:-1]
-    if len(word) >= 5 and word.endswith("ies"):
-        return word[:-3] + "y"
+    """A small suffix stripper, so lives/living/lived and movie/movies meet (not a lemmatiser)."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            # running -> run, but not fall -> fal
+            if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]
+            return word[:-1] if word.endswith("e") and len(word) >= 4 else word
+    if word.endswith("ies") and len(word) >= 5:
+        return word[:-3] + "i"
+    if word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("e") and len(word) >= 4:
+        word = word[:-1]
+    if word.endswith("y") and len(word) >= 4:
+        word = word[:-1] + "i"
     return word
 
 
@@ -113,6 +136,9 @@ def number_value(tokens_: tuple[str, ...], i: int) -> str | None:
     match = _ORDINAL.match(word)
     if match:
         return str(int(match.group(1)))
+    match = _WITH_UNIT.match(word)
+    if match:  # "11pm", "5km": the unit stays, so 11pm and 11am differ
+        return f"{int(match.group(1))}{match.group(2)}"
     if word in NUMBER_WORDS:
         if word == "one" and i > 0 and tokens_[i - 1] in _ONE_PRONOUN_BEFORE:
             return None
