@@ -1,0 +1,114 @@
+"""SPEC §6: relevance, pins, staleness, conflict partners, the exact notice, the prompt."""
+
+import pytest
+
+from ankita import NOTICE, InvalidInput
+
+
+def test_notice_text_is_exact():
+    assert NOTICE == ("Some facts conflict with each other. "
+                      "Ask the user which is current instead of asserting either.")
+
+
+def test_relevant_facts_rank_first(memory):
+    memory.remember("I use Postgres for the billing service", kind="tool")
+    memory.remember("My cat is called Miso", kind="pet")
+    memory.remember("I drink green tea", kind="habit")
+    result = memory.recall("postgres billing")
+    assert result.facts[0].fact.text == "I use Postgres for the billing service"
+    assert all("Miso" not in r.fact.text for r in result.facts)
+
+
+def test_pinned_facts_are_always_included(memory):
+    memory.remember("My name is Ravi", kind="identity", pinned=True)
+    for i in range(12):
+        memory.remember(f"Project {i} uses Postgres version {i + 9}", kind=f"k{i}")
+    result = memory.recall("Postgres", limit=3)
+    texts = [r.fact.text for r in result.facts]
+    assert "My name is Ravi" in texts
+    assert len([r for r in result.facts if not r.pinned]) == 3
+
+
+def test_stale_facts_are_marked_and_ranked_lower_but_pins_never_go_stale(memory, clock):
+    old = memory.remember("I use Postgres at work", kind="tool").fact
+    pinned = memory.remember("I use Vim for Postgres scripts", kind="editor", pinned=True).fact
+    clock.advance(days=200)
+    fresh = memory.remember("Postgres at work runs on version 16", kind="infra").fact
+    result = memory.recall("postgres at work")
+    by_id = {r.fact.id: r for r in result.facts}
+    assert by_id[old.id].stale
+    assert not by_id[pinned.id].stale
+    assert not by_id[fresh.id].stale
+    order = [r.fact.id for r in result.facts]
+    assert order.index(fresh.id) < order.index(old.id)
+
+
+def test_a_merge_refreshes_staleness(memory, clock):
+    memory.remember("I use Postgres")
+    clock.advance(days=200)
+    memory.remember("Database is Postgres")
+    assert not memory.recall("postgres").facts[0].stale
+
+
+def test_conflict_partners_are_pulled_in_with_the_notice(memory):
+    a = memory.remember("I use Postgres", kind="tool").fact
+    b = memory.remember("I switched from Postgres to SQLite", kind="tool").fact
+    result = memory.recall("SQLite")
+    ids = [r.fact.id for r in result.facts]
+    assert ids == [b.id, a.id]
+    assert result.facts[1].via_conflict
+    assert result.conflicts == (tuple(sorted((a.id, b.id))),)
+    assert result.notice == NOTICE
+
+
+def test_to_prompt_marks_conflicts_and_ends_with_the_notice(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    prompt = memory.recall("Munich").to_prompt()
+    lines = prompt.splitlines()
+    assert lines[-1] == NOTICE
+    assert f"- [{b.id}] I live in Munich (CONFLICTS with [{a.id}])" in lines
+    assert f"- [{a.id}] I live in Berlin (CONFLICTS with [{b.id}])" in lines
+
+
+def test_no_notice_without_conflicts(memory):
+    memory.remember("I live in Berlin")
+    result = memory.recall("Berlin")
+    assert result.notice is None
+    assert NOTICE not in result.to_prompt()
+
+
+def test_kinds_filter(memory):
+    memory.remember("I use Postgres", kind="tool")
+    memory.remember("Postgres meetups on Tuesdays", kind="habit")
+    result = memory.recall("postgres", kinds=["habit"])
+    assert [r.fact.kind for r in result.facts] == ["habit"]
+
+
+def test_query_without_content_words_returns_recent_facts(memory, clock):
+    memory.remember("I live in Berlin")
+    clock.advance(minutes=1)
+    memory.remember("My cat is called Miso")
+    result = memory.recall("what about me?", limit=1)
+    assert [r.fact.text for r in result.facts] == ["My cat is called Miso"]
+
+
+@pytest.mark.parametrize("query", ['"', "*", "NEAR(a b)", "a AND OR NOT", ";--", "x' OR 1=1"])
+def test_search_syntax_in_queries_is_just_text(memory, query):
+    memory.remember("I use Postgres")
+    assert memory.recall(query).facts is not None
+
+
+def test_bad_recall_arguments(memory):
+    for bad in (0, 201, "5", True):
+        with pytest.raises(InvalidInput):
+            memory.recall("x", limit=bad)
+    with pytest.raises(InvalidInput):
+        memory.recall(None)
+    with pytest.raises(InvalidInput):
+        memory.recall("x", kinds=["Not A Kind"])
+
+
+def test_empty_store_recalls_nothing(memory):
+    result = memory.recall("anything")
+    assert result.facts == () and result.to_prompt() == ""

@@ -1,0 +1,57 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ankita._similarity import lexical_score, words_match
+from ankita._text import content_words
+
+
+def test_filler_words_are_dropped():
+    assert content_words("I use Postgres") == content_words("Database is Postgres")
+    assert content_words("I use Postgres") == {"postgr"}
+
+
+def test_prefix_rule_needs_four_characters():
+    assert words_match("postgres", "postgresql")
+    assert words_match("migrat", "migrate")
+    assert not words_match("car", "cart")
+
+
+def test_postgres_and_postgresql_score_one():
+    assert lexical_score("I use Postgres", "I use PostgreSQL").score == 1.0
+
+
+def test_containment_fires_for_a_repeated_preference_with_more_words():
+    s = lexical_score("I prefer dark mode in editors", "dark mode in my editors and terminals")
+    assert s.winner == "containment"
+    assert s.containment == (1 + 3 / 4) / 2
+
+
+def test_one_word_fact_does_not_swallow_a_long_sentence():
+    s = lexical_score("Postgres", "We spent the weekend debugging Postgres replication lag")
+    assert s.containment == 0.0
+    assert s.short_link == 0.0
+    assert s.score < 0.55
+
+
+def test_short_facts_link_on_one_shared_word_at_point_six():
+    s = lexical_score("Coffee lover", "Coffee drinker")
+    assert s.short_link == 0.6 and s.score == 0.6
+
+
+def test_unrelated_facts_score_zero():
+    assert lexical_score("I use Postgres", "My cat is called Miso").score == 0.0
+
+
+texts = st.text(alphabet=st.sampled_from(list("abcdefg postgres IUSE'n't,.")), max_size=40)
+
+
+@given(texts, texts)
+def test_similarity_is_symmetric_and_in_range(a, b):
+    ab, ba = lexical_score(a, b), lexical_score(b, a)
+    assert ab.score == ba.score
+    assert 0.0 <= ab.score <= 1.0
+
+
+@given(st.text(max_size=60))
+def test_similarity_never_fails_on_any_text(a):
+    assert 0.0 <= lexical_score(a, a + " extra").score <= 1.0

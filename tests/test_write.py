@@ -1,0 +1,316 @@
+"""The write path of SPEC §2-5, one behaviour per test, on a real SQLite file."""
+
+import multiprocessing
+import sqlite3
+
+import pytest
+
+from ankita import NOTICE, Embedder, InvalidInput, Memory, NotFound
+
+
+def test_database_is_postgres_merges_into_i_use_postgres(memory):
+    first = memory.remember("I use Postgres")
+    second = memory.remember("Database is Postgres")
+    assert first.action == "created"
+    assert second.action == "merged"
+    assert second.merged_into == first.fact.id
+    assert second.fact.mentions == 2
+    assert second.method == "lexical" and second.score == 1.0
+    assert len(memory.list()) == 1
+
+
+def test_postgresql_merges_by_prefix(memory):
+    first = memory.remember("I use Postgres")
+    assert memory.remember("I use PostgreSQL").merged_into == first.fact.id
+
+
+def test_merge_keeps_id_confirms_and_records_phrasing(memory, clock):
+    first = memory.remember("I use Postgres")
+    clock.advance(days=3)
+    merged = memory.remember("Database is Postgres", source="chat")
+    assert merged.fact.id == first.fact.id
+    assert merged.fact.text == "I use Postgres"  # no new content words: text unchanged
+    assert merged.fact.last_confirmed_at > first.fact.last_confirmed_at
+    phrasings = [e.data.get("phrasing") for e in memory.history(first.fact.id)]
+    assert "Database is Postgres" in phrasings
+
+
+def test_text_grows_only_when_new_phrasing_holds_old_words_and_more(memory):
+    first = memory.remember("I prefer dark mode in editors")
+    grown = memory.remember("I prefer dark mode in editors and terminals")
+    assert grown.action == "merged"
+    assert grown.fact.text == "I prefer dark mode in editors and terminals"
+    types = [e.type for e in memory.history(first.fact.id)]
+    assert types == ["create", "merge", "text_change"]
+    old = [e for e in memory.history(first.fact.id) if e.type == "text_change"][0]
+    assert old.data["before"] == "I prefer dark mode in editors"
+
+
+def test_two_word_facts_sharing_one_word_are_not_a_lexical_conflict(db_path):
+    with Memory(db_path, embedder="none", detect_disagreement=False) as plain:
+        plain.remember("Coffee lover")
+        result = plain.remember("Coffee drinker")
+    assert result.score == 0.6
+    assert result.action == "created"
+
+
+def test_plain_rules_flag_related_pair_with_lexical_evidence(db_path):
+    with Memory(db_path, embedder="none", detect_disagreement=False) as plain:
+        plain.remember("I deploy services to Kubernetes on Fridays", kind="work")
+        result = plain.remember("I deploy services to Kubernetes on Mondays", kind="work")
+    assert result.action == "conflict"
+    assert "lexical evidence" in result.reason
+
+
+def test_facts_of_different_kinds_never_conflict(memory):
+    memory.remember("I live in Berlin", kind="location")
+    result = memory.remember("I live in Munich", kind="work")
+    assert result.action == "created"
+    assert result.conflicts_with == ()
+    assert memory.conflicts() == []
+
+
+def test_negated_twin_is_a_conflict_not_a_merge(memory):
+    first = memory.remember("I'm allergic to peanuts", kind="health")
+    second = memory.remember("I'm not allergic to peanuts", kind="health")
+    assert second.action == "conflict"
+    assert second.conflicts_with == (first.fact.id,)
+    assert "negation" in second.reason
+    assert len(memory.list()) == 2
+
+
+@pytest.mark.parametrize("a,b,check", [
+    ("I live in Berlin", "I live in Munich", "value"),
+    ("I prefer tabs over spaces", "I prefer spaces over tabs", "swapped"),
+    ("I'm 28", "I'm 35", "numbers"),
+    ("I use Firefox", "I switched from Firefox to Chrome", "change_of_state"),
+    ("I prefer light mode", "I prefer dark mode", "opposites"),
+])
+def test_disagreeing_pairs_are_flagged_with_the_reason(memory, a, b, check):
+    memory.remember(a)
+    result = memory.remember(b)
+    assert result.action == "conflict"
+    assert check in result.reason
+
+
+def test_compatible_neighbours_are_not_flagged(memory):
+    memory.remember("I like jazz")
+    assert memory.remember("I like blues").action == "created"
+
+
+def test_links_are_symmetric(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    assert memory.get(a.id).conflicts_with == (b.id,)
+    assert memory.get(b.id).conflicts_with == (a.id,)
+
+
+def test_forget_removes_the_id_from_every_partner(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    c = memory.remember("I live in Hamburg").fact
+    assert set(memory.get(c.id).conflicts_with) == {a.id, b.id}
+    memory.forget(c.id)
+    assert memory.get(a.id).conflicts_with == (b.id,)
+    assert memory.get(b.id).conflicts_with == (a.id,)
+    with pytest.raises(NotFound):
+        memory.get(c.id)
+    assert [e.type for e in memory.history(c.id)][-1] == "forget"
+
+
+def test_clear_conflict_removes_both_sides(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    memory.clear_conflict(b.id, a.id)
+    assert memory.get(a.id).conflicts_with == ()
+    assert memory.get(b.id).conflicts_with == ()
+    with pytest.raises(NotFound):
+        memory.clear_conflict(a.id, b.id)
+
+
+def test_resolve_supersedes_and_hides_from_recall(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    kept = memory.resolve(keep=b.id, over=a.id)
+    assert kept.conflicts_with == ()
+    assert memory.get(a.id).status == "superseded"
+    assert [f.id for f in memory.list()] == [b.id]
+    assert {f.id for f in memory.list(include_superseded=True)} == {a.id, b.id}
+    recalled = memory.recall("where do I live, Berlin or Munich?")
+    assert [r.fact.id for r in recalled.facts] == [b.id]
+    assert recalled.notice is None
+
+
+def test_resolve_is_undone_by_undo(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    memory.resolve(keep=b.id, over=a.id)
+    resolve_event = memory.history(a.id)[-1]
+    assert resolve_event.type == "resolve"
+    memory.undo(resolve_event.id)
+    assert memory.get(a.id).status == "active"
+    assert memory.get(a.id).conflicts_with == (b.id,)
+    assert memory.recall("Berlin Munich").notice == NOTICE
+
+
+def test_changing_your_mind_back_reactivates_and_flags_again(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    memory.resolve(keep=b.id, over=a.id)
+    back = memory.remember("I live in Berlin")
+    assert back.action == "merged" and back.merged_into == a.id
+    assert memory.get(a.id).status == "active"
+    assert memory.get(a.id).conflicts_with == (b.id,)
+    assert "active again" in back.reason
+
+
+def test_a_new_fact_is_not_flagged_against_a_superseded_one(memory):
+    a = memory.remember("I live in Berlin").fact
+    b = memory.remember("I live in Munich").fact
+    memory.resolve(keep=b.id, over=a.id)
+    c = memory.remember("I live in Hamburg")
+    assert c.conflicts_with == (b.id,)
+
+
+def test_remembering_the_same_text_twice_makes_one_fact(memory):
+    memory.remember("My sister lives in Lyon", kind="relationship")
+    again = memory.remember("  My sister lives in Lyon ", kind="relationship")
+    assert again.action == "merged"
+    assert len(memory.list()) == 1
+
+
+def test_pinned_write_merging_into_fact_pins_it(memory):
+    first = memory.remember("I use Postgres")
+    assert memory.remember("I use Postgres", pinned=True).fact.pinned
+    assert memory.get(first.fact.id).pinned
+
+
+@pytest.mark.parametrize("text", ["", "   ", "x" * 2001, None, 42, b"bytes", "a\x00b",
+                                  "bad \ud800 surrogate"])
+def test_bad_text_is_refused_and_nothing_is_written(memory, text):
+    with pytest.raises(InvalidInput):
+        memory.remember(text)
+    assert memory.list() == []
+
+
+@pytest.mark.parametrize("kind", ["", "Tool", "../etc", "a.b", "x" * 40, None, 3])
+def test_bad_kind_is_refused(memory, kind):
+    with pytest.raises(InvalidInput):
+        memory.remember("I use Postgres", kind=kind)
+    assert memory.list() == []
+
+
+@pytest.mark.parametrize("user", ["", "a/b", "../x", "a.b", "x" * 65])
+def test_bad_user_is_refused(db_path, user):
+    with pytest.raises(InvalidInput):
+        Memory(db_path, user=user, embedder="none")
+
+
+def test_text_of_2000_characters_is_accepted(memory):
+    assert memory.remember("y" * 2000).fact.text == "y" * 2000
+
+
+def test_users_never_meet(db_path):
+    with Memory(db_path, user="alice", embedder="none") as alice, \
+            Memory(db_path, user="bob", embedder="none") as bob:
+        a = alice.remember("I live in Berlin")
+        assert bob.remember("I live in Berlin").action == "created"
+        assert bob.remember("I live in Munich").conflicts_with != (a.fact.id,)
+        with pytest.raises(NotFound):
+            bob.get(a.fact.id)
+        assert len(alice.list()) == 1
+
+
+class Exploding(Embedder):
+    model_id = "exploding"
+
+    def embed_batch(self, texts):
+        raise ConnectionError("provider down")
+
+
+class Garbage(Embedder):
+    model_id = "garbage"
+
+    def embed_batch(self, texts):
+        return [[float("nan"), 1.0] for _ in texts]
+
+
+class Letters(Embedder):
+    """A real, tiny embedder: counts of letters a-z (stands in for a provider)."""
+
+    model_id = "letters"
+
+    def embed_batch(self, texts):
+        return [[float(t.lower().count(c)) + 0.01 for c in "abcdefghijklmnopqrstuvwxyz"]
+                for t in texts]
+
+
+@pytest.mark.parametrize("embedder", [Exploding(), Garbage()])
+def test_a_failing_embedder_never_blocks_a_write(db_path, embedder):
+    with Memory(db_path, embedder=embedder) as m:
+        first = m.remember("I use Postgres")
+        second = m.remember("Database is Postgres")
+    assert first.action == "created"
+    assert second.action == "merged" and second.method == "lexical"
+
+
+def test_embedding_score_wins_when_higher_and_records_the_model(db_path):
+    with Memory(db_path, embedder=Letters()) as m:
+        m.remember("Evil plans", kind="habit")
+        result = m.remember("Vile plans", kind="habit")
+    assert result.action == "merged"
+    assert result.method == "embedding:letters" and result.score == pytest.approx(1.0)
+
+
+def test_cosine_conflict_needs_vectors_on_both_facts(db_path):
+    # Both embedded: plain rules flag the pair on embedding evidence alone.
+    with Memory(db_path, user="both", embedder=Letters(), detect_disagreement=False) as m:
+        m.remember("Kayak trip", kind="habit")
+        both = m.remember("Hiking map", kind="habit")
+    assert both.action == "conflict" and both.method == "embedding:letters"
+    # Stored before the embedder existed: no vector, so the score is lexical and no conflict.
+    with Memory(db_path, user="mixed", embedder="none", detect_disagreement=False) as m:
+        m.remember("Kayak trip", kind="habit")
+    with Memory(db_path, user="mixed", embedder=Letters(), detect_disagreement=False) as m:
+        mixed = m.remember("Hiking map", kind="habit")
+    assert mixed.action == "created" and mixed.method == "lexical"
+
+
+def _write_same_fact(path: str, n: int) -> None:
+    with Memory(path, embedder="none") as m:
+        for _ in range(n):
+            m.remember("My sister lives in Lyon", kind="relationship")
+
+
+def test_two_processes_writing_the_same_fact_make_one_fact(db_path):
+    Memory(db_path, embedder="none").close()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_write_same_fact, args=(str(db_path), 10)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    with Memory(db_path, embedder="none") as m:
+        facts = m.list()
+    assert len(facts) == 1 and facts[0].mentions == 20
+
+
+def test_store_uses_wal_and_a_schema_version(db_path, memory):
+    memory.remember("I use Postgres")
+    con = sqlite3.connect(db_path)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
+    con.close()
+
+
+def test_a_newer_schema_is_refused(db_path):
+    from ankita import StoreError
+
+    Memory(db_path, embedder="none").close()
+    con = sqlite3.connect(db_path)
+    con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match="schema 99"):
+        Memory(db_path, embedder="none")
