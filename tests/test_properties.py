@@ -1,7 +1,7 @@
 """Invariants after any sequence of operations (hypothesis drives the sequences)."""
 
-from pathlib import Path
 import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -65,7 +65,8 @@ _OPPOSITES = [
     ("clean", "dirty"), ("healthy", "sick"), ("awake", "asleep"), ("inside", "outside"),
     ("sitting", "standing"), ("up", "down"), ("start", "finish"), ("arrive", "leave"),
     ("push", "pull"), ("emptying", "filling"), ("into", "out"), ("onto", "off"),
-    ("on", "off"), ("in", "out"), ("removed", "on"), ("climbing", "down"), ("love", "dislike"), ("enjoy", "hate"),
+    ("on", "off"), ("in", "out"), ("removed", "on"), ("climbing", "down"), ("love", "dislike"),
+    ("enjoy", "hate"),
     ("enjoy", "dislike"), ("sunrise", "sunset"),
 ]
 _OPPOSITE_OF: dict[str, set[str]] = {}

@@ -55,9 +55,10 @@ def score(gold: Iterable[str], predicted: Iterable[str], embedder: str) -> dict[
     gold, predicted = list(gold), list(predicted)
     present = [label for label in LABELS if label in gold]
     confusion = {g: {p: 0 for p in LABELS} for g in present}
-    for g, p in zip(gold, predicted):
+    for g, p in zip(gold, predicted, strict=True):
         confusion[g][p] += 1
     labels = {}
+    raw_f1 = []
     for label in present:
         tp = confusion[label][label]
         predicted_n = sum(1 for p in predicted if p == label)
@@ -65,13 +66,14 @@ def score(gold: Iterable[str], predicted: Iterable[str], embedder: str) -> dict[
         precision = tp / predicted_n if predicted_n else 0.0
         recall = tp / support if support else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        raw_f1.append(f1)
         labels[label] = {"precision": round(precision, 4), "recall": round(recall, 4),
                          "f1": round(f1, 4), "support": support}
-    non_dup = [p for g, p in zip(gold, predicted) if g != "duplicate"]
+    non_dup = [p for g, p in zip(gold, predicted, strict=True) if g != "duplicate"]
     return {
         "pairs": len(gold),
-        "accuracy": round(sum(g == p for g, p in zip(gold, predicted)) / len(gold), 4),
-        "macro_f1": round(sum(v["f1"] for v in labels.values()) / len(labels), 4),
+        "accuracy": round(sum(g == p for g, p in zip(gold, predicted, strict=True)) / len(gold), 4),
+        "macro_f1": round(sum(raw_f1) / len(raw_f1), 4),
         "wrong_merge_rate": round(sum(p == "duplicate" for p in non_dup) / len(non_dup), 4)
         if non_dup else 0.0,
         "labels": labels,
@@ -85,5 +87,5 @@ def evaluate(pairs: list[dict[str, Any]], make_memory: Callable[[], Memory],
     """The SPEC §9 report, plus every pair with its prediction (for --errors)."""
     predictions = [predict(p, make_memory) for p in pairs]
     report = score([p["label"] for p in pairs], predictions, embedder)
-    rows = [{**p, "predicted": q} for p, q in zip(pairs, predictions)]
+    rows = [{**p, "predicted": q} for p, q in zip(pairs, predictions, strict=True)]
     return report, rows

@@ -21,6 +21,12 @@ from ._similarity import cosine, match_words
 from ._sqlite import SQLiteStore
 from ._text import content_words
 
+# `Memory.list` shadows the builtin inside the class body, so annotations use these aliases.
+Facts = list[Fact]
+Events = list[Event]
+Conflicts = list[Conflict]
+Rows = list[dict[str, Any]]
+
 MAX_TEXT = 2000
 _KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 _USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
@@ -170,6 +176,7 @@ class Memory:
                                last_confirmed_at=at, mentions=1))
         if vector is not None and model:
             store.put_vector(fact_id, model, _pack(vector), len(vector))
+        best: Comparison | None
         if flagged:
             best = max(flagged, key=lambda cf: cf[0].score)[0]
             action, reason = "conflict", best.reason
@@ -250,13 +257,13 @@ class Memory:
             raise NotFound(f"no fact {fact_id} for user {self.user!r}")
         return fact
 
-    def list(self, kind: str | None = None, include_superseded: bool = False) -> list[Fact]:
+    def list(self, kind: str | None = None, include_superseded: bool = False) -> Facts:
         """Facts oldest first; superseded ones only when asked (`list --all`)."""
         kinds = [validate_kind(kind)] if kind is not None else None
         statuses = ("active", "superseded") if include_superseded else ("active",)
         return self.store.list_facts(self.user, statuses=statuses, kinds=kinds)
 
-    def conflicts(self) -> list[Conflict]:
+    def conflicts(self) -> Conflicts:
         """Every flagged pair of this user."""
         out = []
         for a, b in self.store.links(self.user):
@@ -285,7 +292,7 @@ class Memory:
         model = self.embedder.model_id if self.embedder is not None else None
         return compare_texts(b, kind, a, kind, self.settings, cos, model)
 
-    def history(self, fact_id: str) -> list[Event]:
+    def history(self, fact_id: str) -> Events:
         """Every event that touched the fact, oldest first (also after it was forgotten)."""
         events = self.store.events_for(self.user, validate_id(fact_id))
         if not events:
@@ -359,6 +366,6 @@ class Memory:
         with self.store.transaction() as store:
             return _history.undo(store, self.user, event_id, op, at)
 
-    def export(self) -> list[dict[str, Any]]:
+    def export(self) -> Rows:
         """Every fact of this user, superseded ones included, as plain dicts."""
         return [f.to_dict() for f in self.list(include_superseded=True)]

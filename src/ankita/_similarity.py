@@ -95,7 +95,7 @@ def cosine(u: list[float], v: list[float]) -> float:
     """Cosine similarity clipped to [0, 1]; 0 for mismatched or zero vectors."""
     if len(u) != len(v) or not u:
         return 0.0
-    dot = sum(x * y for x, y in zip(u, v))
+    dot = sum(x * y for x, y in zip(u, v, strict=True))
     nu = sum(x * x for x in u) ** 0.5
     nv = sum(y * y for y in v) ** 0.5
     if nu == 0 or nv == 0:

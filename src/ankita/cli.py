@@ -263,7 +263,8 @@ def undo(ctx: click.Context, event_id: int, as_json: bool) -> None:
 def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_json: bool) -> None:
     """What remembering B after A would do (writes nothing)."""
     c = _memory(ctx).compare(a, b, kind=kind)
-    data = {"action": c.action, "score": c.score, "method": c.method, "reason": c.reason,
+    data: dict[str, Any] = {
+            "action": c.action, "score": c.score, "method": c.method, "reason": c.reason,
             "lexical": {"score": c.lexical.score, "jaccard": c.lexical.jaccard,
                         "containment": c.lexical.containment,
                         "short_link": c.lexical.short_link, "winner": c.lexical.winner,

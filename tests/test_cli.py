@@ -1,0 +1,175 @@
+"""The `ankita` command, through click's runner and as a real subprocess."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from ankita.cli import cli
+
+
+@pytest.fixture
+def run(db_path):
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(cli, ["--db", str(db_path), "--embedder", "none", *args],
+                             input=input, catch_exceptions=False)
+
+    return invoke
+
+
+def as_json(result):
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_remember_merge_and_conflict_in_json(run):
+    first = as_json(run("remember", "I use Postgres", "--kind", "tool", "--json"))
+    assert first["action"] == "created"
+    merged = as_json(run("remember", "Database", "is", "Postgres", "--kind", "tool", "--json"))
+    assert merged["action"] == "merged" and merged["merged_into"] == first["fact"]["id"]
+    flagged = as_json(run("remember", "I switched from Postgres to SQLite", "--kind", "tool",
+                          "--json"))
+    assert flagged["action"] == "conflict"
+    assert flagged["conflicts_with"] == [first["fact"]["id"]]
+    assert set(flagged) >= {"action", "fact", "score", "method", "reason", "event_id"}
+
+
+def test_human_output_is_readable_and_escapes_markup(run):
+    out = run("remember", "[bold]not markup[/bold]")
+    assert out.exit_code == 0
+    assert "[bold]not markup[/bold]" in out.output
+    listed = run("list")
+    assert "[bold]not markup[/bold]" in listed.output
+
+
+def test_recall_json_and_prompt(run):
+    a = as_json(run("remember", "I live in Berlin", "--json"))["fact"]["id"]
+    b = as_json(run("remember", "I live in Munich", "--json"))["fact"]["id"]
+    data = as_json(run("recall", "Berlin", "--json"))
+    assert {f["fact"]["id"] for f in data["facts"]} == {a, b}
+    assert data["notice"].startswith("Some facts conflict")
+    prompt = run("recall", "Berlin", "--prompt")
+    assert prompt.output.strip().splitlines()[-1] == data["notice"]
+
+
+def test_list_show_pin_unpin_forget(run):
+    fid = as_json(run("remember", "I use Postgres", "--json"))["fact"]["id"]
+    assert [f["id"] for f in as_json(run("list", "--json"))] == [fid]
+    assert as_json(run("show", fid, "--json"))["text"] == "I use Postgres"
+    assert as_json(run("pin", fid, "--json"))["pinned"] is True
+    assert as_json(run("unpin", fid, "--json"))["pinned"] is False
+    assert as_json(run("forget", fid, "--json"))["id"] == fid
+    assert as_json(run("list", "--json")) == []
+
+
+def test_conflicts_clear_resolve_history_undo(run):
+    a = as_json(run("remember", "I live in Berlin", "--json"))["fact"]["id"]
+    b = as_json(run("remember", "I live in Munich", "--json"))["fact"]["id"]
+    pairs = as_json(run("conflicts", "--json"))
+    assert [(p["a"]["id"], p["b"]["id"]) for p in pairs] == [tuple(sorted((a, b)))]
+    assert run("clear-conflict", a, b).exit_code == 0
+    assert as_json(run("conflicts", "--json")) == []
+    run("undo", str(as_json(run("history", a, "--json"))[-1]["id"]))
+    assert len(as_json(run("conflicts", "--json"))) == 1
+    kept = as_json(run("resolve", b, a, "--json"))
+    assert kept["id"] == b
+    assert [f["id"] for f in as_json(run("list", "--json"))] == [b]
+    assert {f["id"] for f in as_json(run("list", "--all", "--json"))} == {a, b}
+    resolve_event = as_json(run("history", a, "--json"))[-1]
+    assert resolve_event["type"] == "resolve"
+    undone = as_json(run("undo", str(resolve_event["id"]), "--json"))
+    assert undone["type"] == "undo"
+    assert len(as_json(run("list", "--json"))) == 2
+
+
+def test_compare_explain(run):
+    out = run("compare", "I'm allergic to peanuts", "I'm not allergic to peanuts", "--explain")
+    assert out.exit_code == 0
+    assert "conflict" in out.output and "negation" in out.output
+    data = as_json(run("compare", "I use Postgres", "Database is Postgres", "--json"))
+    assert data["action"] == "merge" and data["lexical"]["winner"] == "jaccard"
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["remember", " "], 2, "text is empty"),
+    (["remember", "x", "--kind", "Bad Kind"], 2, "kind must be"),
+    (["show", "doesnotexist"], 3, "no fact"),
+    (["show", "../../etc"], 2, "not a fact id"),
+    (["undo", "12345"], 3, "no event"),
+    (["--user", "a/b", "list"], 2, "user must be"),
+])
+def test_errors_are_one_line_with_exit_codes(run, args, code, message):
+    result = run(*args)
+    assert result.exit_code == code
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_import_and_export_round_trip(run, tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(json.dumps(r) for r in [
+        {"text": "I use Postgres", "kind": "tool"},
+        {"text": "Database is Postgres", "kind": "tool"},
+        {"text": "I live in Berlin", "kind": "location", "pinned": True},
+        {"text": "I live in Munich", "kind": "location"},
+    ]) + "\n")
+    assert as_json(run("import", str(source), "--json")) == {"created": 2, "merged": 1,
+                                                             "conflict": 1}
+    exported = [json.loads(line) for line in run("export").output.splitlines()]
+    assert len(exported) == 3
+    assert {f["source"] for f in exported} == {"import"}
+
+
+def test_bad_import_line_writes_nothing(run, tmp_path):
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"text": "I use Postgres"}\n{"text": ""}\n')
+    result = run("import", str(source))
+    assert result.exit_code == 2 and "line 2" in result.output
+    assert as_json(run("list", "--json")) == []
+
+
+def test_doctor_reports_ok(run):
+    run("remember", "I use Postgres")
+    report = as_json(run("doctor", "--json"))
+    assert report["ok"] is True and report["problems"] == [] and report["schema_version"] == 2
+
+
+def test_env_vars_select_db_and_user(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANKITA_DB", str(tmp_path / "env.db"))
+    monkeypatch.setenv("ANKITA_USER", "alice")
+    monkeypatch.setenv("ANKITA_EMBEDDER", "none")
+    runner = CliRunner()
+    created = json.loads(runner.invoke(cli, ["remember", "I use Postgres", "--json"]).output)
+    assert created["fact"]["user"] == "alice"
+    assert (tmp_path / "env.db").exists()
+
+
+def test_default_db_lives_in_the_user_data_folder(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--embedder", "none", "remember", "I use Postgres"])
+    assert result.exit_code == 0
+    assert list((tmp_path / "xdg").rglob("memory.db"))
+
+
+def test_demo_shows_merge_conflict_notice_resolve_undo():
+    result = CliRunner().invoke(cli, ["demo"])
+    assert result.exit_code == 0, result.output
+    for expected in ("merged", "conflict", "Ask the user which is current", "superseded",
+                     "undid"):
+        assert expected in result.output
+
+
+def test_python_dash_m_and_console_script(db_path):
+    out = subprocess.run([sys.executable, "-m", "ankita", "--db", str(db_path), "--embedder",
+                          "none", "remember", "I use Postgres", "--json"],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["action"] == "created"
+
+
+def test_every_command_has_help():
+    for name, command in cli.commands.items():
+        assert command.help or command.callback.__doc__, name

@@ -1,0 +1,61 @@
+import ankita
+
+
+def test_public_api_is_curated_and_sorted():
+    assert ankita.__all__ == sorted(ankita.__all__, key=lambda n: (not n.isupper(), n))
+    for name in ankita.__all__:
+        assert hasattr(ankita, name), name
+    assert {"Memory", "Fact", "WriteResult", "Recall", "AnkitaError"} <= set(ankita.__all__)
+
+
+def test_every_error_has_one_root_and_a_code():
+    for name in ("InvalidInput", "ConfigError", "NotFound", "UndoError", "StoreError"):
+        cls = getattr(ankita, name)
+        assert issubclass(cls, ankita.AnkitaError)
+        assert cls.code != ankita.AnkitaError.code
+
+
+def test_core_does_not_import_cli():
+    import importlib
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import ankita, sys; "
+                          "print('ankita.cli' in sys.modules, 'click' in sys.modules)"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+    importlib.import_module("ankita")
+
+
+def test_settings_from_environment(monkeypatch):
+    monkeypatch.setenv("ANKITA_DEDUP_THRESHOLD", "0.9")
+    assert ankita.Settings.from_env().dedup_threshold == 0.9
+    assert ankita.Settings.from_env(dedup_threshold=0.8).dedup_threshold == 0.8
+    monkeypatch.setenv("ANKITA_DEDUP_THRESHOLD", "high")
+    import pytest
+
+    with pytest.raises(ankita.ConfigError):
+        ankita.Settings.from_env()
+
+
+def test_bad_settings_are_refused():
+    import pytest
+
+    with pytest.raises(ankita.ConfigError):
+        ankita.Settings(dedup_threshold=1.5)
+    with pytest.raises(ankita.ConfigError):
+        ankita.Settings(dedup_threshold=0.5, conflict_threshold=0.6)
+    with pytest.raises(ankita.ConfigError):
+        ankita.Memory(":memory:", embedder="no-such-embedder")
+
+
+def test_per_kind_thresholds(tmp_path):
+    settings = ankita.Settings(per_kind={"tool": (0.99, 0.55)})
+    with ankita.Memory(tmp_path / "m.db", embedder="none", settings=settings) as m:
+        m.remember("I prefer dark mode in editors", kind="tool")
+        # containment 0.875 merges under the default line but not under the tool's 0.99
+        assert m.remember("I prefer dark mode in editors and terminals",
+                          kind="tool").action == "created"
+        m.remember("I prefer dark mode in editors", kind="habit")
+        assert m.remember("I prefer dark mode in editors and terminals",
+                          kind="habit").action == "merged"
