@@ -128,7 +128,7 @@ def test_bad_import_line_writes_nothing(run, tmp_path):
     source = tmp_path / "bad.jsonl"
     source.write_text('{"text": "I use Postgres"}\n{"text": ""}\n')
     result = run("import", str(source))
-    assert result.exit_code == 2 and "line 2" in result.output
+    assert result.exit_code == 2 and ":2: text is empty" in result.output
     assert as_json(run("list", "--json")) == []
 
 

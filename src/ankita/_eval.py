@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ._errors import InvalidInput
+from ._jsonl import read_jsonl
 from ._memory import Memory
 
 LABELS = ("duplicate", "conflict", "neither")
@@ -20,23 +20,17 @@ def builtin_pairs_path() -> Path:
     return Path(str(resources.files("ankita") / "data" / "pairs.jsonl"))
 
 
+def _check_pair(row: dict[str, Any]) -> None:
+    if not all(isinstance(row.get(k), str) for k in ("a", "b", "label")):
+        raise InvalidInput("needs string fields a, b and label")
+    if row["label"] not in LABELS:
+        raise InvalidInput(f"label must be one of {', '.join(LABELS)}")
+
+
 def load_pairs(path: str | Path) -> list[dict[str, Any]]:
     """Read a JSONL file of {"a", "b", "label", "kind"?}; refuse malformed lines clearly."""
-    pairs = []
     with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or not all(isinstance(row.get(k), str)
-                                                    for k in ("a", "b", "label")):
-                raise InvalidInput(f"{path}:{number}: needs string fields a, b and label")
-            if row["label"] not in LABELS:
-                raise InvalidInput(f"{path}:{number}: label must be one of {', '.join(LABELS)}")
-            pairs.append(row)
+        pairs = read_jsonl(handle, str(path), _check_pair)
     if not pairs:
         raise InvalidInput(f"{path}: no pairs")
     return pairs

@@ -75,6 +75,18 @@ def validate_id(fact_id: object) -> str:
     return fact_id
 
 
+def check_import_row(row: dict[str, Any]) -> None:
+    """One import line: a text, and optionally a kind, pinned flag and source."""
+    if not isinstance(row.get("text"), str):
+        raise InvalidInput("needs a string field 'text'")
+    validate_text(row["text"])
+    validate_kind(row.get("kind") or "fact")
+    if not isinstance(row.get("pinned", False), bool):
+        raise InvalidInput("pinned must be true or false")
+    if row.get("source") is not None and not isinstance(row["source"], str):
+        raise InvalidInput("source must be a string")
+
+
 def _pack(vector: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
@@ -365,6 +377,20 @@ class Memory:
         op, at = self._op()
         with self.store.transaction() as store:
             return _history.undo(store, self.user, event_id, op, at)
+
+    def import_rows(self, rows: Rows) -> dict[str, int]:
+        """Remember each {"text", "kind"?, "pinned"?, "source"?} through the normal write path.
+
+        Every row is validated before the first write, so bad input changes nothing."""
+        for row in rows:
+            check_import_row(row)
+        counts = {"created": 0, "merged": 0, "conflict": 0}
+        for row in rows:
+            result = self.remember(row["text"], kind=row.get("kind") or "fact",
+                                   pinned=bool(row.get("pinned", False)),
+                                   source=row.get("source") or "import")
+            counts[result.action] += 1
+        return counts
 
     def export(self) -> Rows:
         """Every fact of this user, superseded ones included, as plain dicts."""

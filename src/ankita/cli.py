@@ -15,11 +15,12 @@ from rich.table import Table
 from . import __version__
 from ._errors import AnkitaError, InvalidInput, NotFound, StoreError, UndoError
 from ._eval import builtin_pairs_path, evaluate, load_pairs
-from ._memory import Memory, validate_kind, validate_text
+from ._jsonl import read_jsonl
+from ._memory import Memory, check_import_row
 from ._models import Fact
 
 console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 # Exit codes by error class: scripts can tell bad input from a missing id from a broken store.
 EXIT_CODES: list[tuple[type[AnkitaError], int]] = [
@@ -338,29 +339,8 @@ def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
     Each line goes through the normal write path, so duplicates merge and conflicts are
     flagged. A malformed line stops the import before anything is written.
     """
-    rows = []
-    for number, line in enumerate(file, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"line {number}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-            raise InvalidInput(f"line {number}: needs a string field 'text'")
-        try:
-            validate_text(row["text"])
-            validate_kind(row.get("kind") or "fact")
-        except InvalidInput as exc:
-            raise InvalidInput(f"line {number}: {exc}") from None
-        rows.append(row)
-    memory = _memory(ctx)
-    counts = {"created": 0, "merged": 0, "conflict": 0}
-    for row in rows:
-        result = memory.remember(row["text"], kind=row.get("kind") or "fact",
-                                 pinned=bool(row.get("pinned", False)),
-                                 source=row.get("source") or "import")
-        counts[result.action] += 1
+    rows = read_jsonl(file, file.name, check_import_row)
+    counts = _memory(ctx).import_rows(rows)
     if as_json:
         _print_json(counts)
     else:
