@@ -256,10 +256,10 @@ def test_a_failing_embedder_never_blocks_a_write(db_path, embedder):
 
 def test_embedding_score_wins_when_higher_and_records_the_model(db_path):
     with Memory(db_path, embedder=Letters()) as m:
-        m.remember("Evil plans", kind="habit")
-        result = m.remember("Vile plans", kind="habit")
+        m.remember("Garden party tonight", kind="habit")
+        result = m.remember("Danger art party night", kind="habit")
     assert result.action == "merged"
-    assert result.method == "embedding:letters" and result.score == pytest.approx(1.0)
+    assert result.method == "embedding:letters" and result.score > 0.85
 
 
 def test_cosine_conflict_needs_vectors_on_both_facts(db_path):

@@ -13,6 +13,13 @@ DEFAULT_DEDUP_THRESHOLD = 0.85
 DEFAULT_CONFLICT_THRESHOLD = 0.55
 DEFAULT_STALE_AFTER_DAYS = 180.0
 
+# Cosine (merge line, conflict line) per embedding model, measured with `ankita eval` on the
+# development pairs (docs/embedders.md). Models not listed use the lexical lines as they are.
+DEFAULT_EMBEDDING_LINES: dict[str, tuple[float, float]] = {
+    "local:minilm-l6-int8": (0.88, 0.45),
+    "local:paraphrase-minilm-l3": (0.88, 0.40),
+}
+
 
 def _env_float(name: str, default: float) -> float:
     raw = os.environ.get(name)
@@ -38,6 +45,8 @@ class Settings:
     stale_after_days: float = DEFAULT_STALE_AFTER_DAYS
     detect_disagreement: bool = True
     per_kind: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    embedding_lines: Mapping[str, tuple[float, float]] = field(
+        default_factory=lambda: dict(DEFAULT_EMBEDDING_LINES))
 
     def __post_init__(self) -> None:
         _check_threshold("dedup_threshold", self.dedup_threshold)
@@ -54,6 +63,14 @@ class Settings:
             if pair[1] > pair[0]:
                 raise ConfigError(f"per_kind[{kind!r}]: conflict line above merge line")
 
+        for model, pair in self.embedding_lines.items():
+            if len(pair) != 2:
+                raise ConfigError(f"embedding_lines[{model!r}] must be (merge, conflict)")
+            _check_threshold(f"embedding_lines[{model!r}] merge", pair[0])
+            _check_threshold(f"embedding_lines[{model!r}] conflict", pair[1])
+            if not 0 < pair[1] < pair[0]:
+                raise ConfigError(f"embedding_lines[{model!r}]: need 0 < conflict < merge")
+
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
         """Defaults, overridden by ANKITA_* variables, overridden by explicit arguments."""
@@ -69,6 +86,12 @@ class Settings:
     def thresholds(self, kind: str) -> tuple[float, float]:
         """(merge line, conflict line) for one kind."""
         return self.per_kind.get(kind, (self.dedup_threshold, self.conflict_threshold))
+
+    def cosine_lines(self, model: str | None, kind: str) -> tuple[float, float]:
+        """(merge line, conflict line) for a model's raw cosine."""
+        if model is not None and model in self.embedding_lines:
+            return self.embedding_lines[model]
+        return self.thresholds(kind)
 
 
 def default_db_path() -> Path:

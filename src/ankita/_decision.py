@@ -5,10 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._config import Settings
-from ._disagree import Finding, disagreements, frame_words
-from ._similarity import LexicalScore, lexical_score, score_words
+from ._disagree import (
+    Finding,
+    disagreements,
+    frame_token_set,
+    frame_words,
+    has_number,
+    has_opposite_pair,
+)
+from ._similarity import LexicalScore, calibrate, lexical_score, score_words
 
 MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
+MERGE_ONLY_CHECKS = frozenset({"different"})
+SEMANTIC_FRAME_CHECKS = frozenset({"negation", "opposites", "change_of_state"})
 
 
 @dataclass(frozen=True)
@@ -53,46 +62,66 @@ def compare_texts(
     half by cosine and half lexically can therefore never produce a cosine conflict.
     """
     lex = lexical_score(old_text, new_text)
-    score, method = lex.score, "lexical"
-    if cosine is not None and cosine > score:
-        score, method = cosine, f"embedding:{embedder_model}"
-    same_kind = new_kind == old_kind
     dedup, conflict_line = settings.thresholds(new_kind)
+    score, method = lex.score, "lexical"
+    semantic: float | None = None
+    if cosine is not None:
+        semantic = calibrate(cosine, settings.cosine_lines(embedder_model, new_kind),
+                             (dedup, conflict_line))
+        if semantic > score:
+            score, method = semantic, f"embedding:{embedder_model}"
+    same_kind = new_kind == old_kind
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
-    if settings.detect_disagreement:
+    conflicting: tuple[Finding, ...] = ()
+    # Findings can only change the decision for a pair that shares a word (filler included),
+    # holds an opposite pair, is related by meaning, or states numbers on both sides; skipping
+    # the rest keeps writes cheap (decisions on every eval file are identical either way).
+    worth_checking = (bool(lex.matches) or bool(frame_token_set(old_text)
+                                                 & frame_token_set(new_text))
+                      or (semantic is not None and semantic >= conflict_line)
+                      or (has_number(old_text) and has_number(new_text))
+                      or has_opposite_pair(old_text, new_text))
+    if settings.detect_disagreement and worth_checking:
         findings = tuple(disagreements(old_text, new_text))
-        if findings:
-            frame = score_words(*frame_words(old_text, new_text, findings))
+        conflicting = tuple(f for f in findings if f.check not in MERGE_ONLY_CHECKS)
+        if conflicting:
+            frame = score_words(*frame_words(old_text, new_text, conflicting))
             # One shared word is a subject only for a stated change ("I quit coffee") or a
             # negation; for different numbers or days it is too little ("I run on Sundays" /
             # "I swim on Wednesdays").
-            one_word_ok = any(f.check in ("change_of_state", "negation") for f in findings)
+            one_word_ok = any(f.check in ("change_of_state", "negation") for f in conflicting)
             frame_score = frame.score if one_word_ok else max(frame.jaccard, frame.containment)
             # The plain rule's lexical evidence (>= 2 shared words, Jaccard >= 0.5) on the frame
             # also says "same subject" ("56 year old woman" / "twenty year old male").
             if len(frame.matches) >= 2 and frame.jaccard >= 0.5:
                 frame_score = max(frame_score, settings.thresholds(new_kind)[1])
             # One value replaced in an otherwise identical sentence: the frame is the same.
-            if any(f.check == "value" for f in findings):
+            if any(f.check == "value" for f in conflicting):
                 frame_score = 1.0
-            if cosine is not None:
-                frame_score = max(frame_score, cosine)
+            # Cosine may stand for "same subject" only where the wording differs by polarity;
+            # "I'm 41" / "My wife is 39" are close in meaning but about different people.
+            if semantic is not None and all(f.check in SEMANTIC_FRAME_CHECKS
+                                            for f in conflicting):
+                frame_score = max(frame_score, semantic)
 
     def result(action: str, reason: str) -> Comparison:
         return Comparison(action, round(score, 6), method, lex, cosine, findings,
                           round(frame_score, 6), same_kind, reason)
 
-    why = "; ".join(str(f) for f in findings)
+    why = "; ".join(str(f) for f in conflicting)
     if score >= dedup:
         if not findings:
             return result(MERGE, f"same fact: {method} score {score:.2f} >= {dedup:.2f}")
+        if not conflicting:
+            return result(CREATE, f"similar ({score:.2f}) but not the same: "
+                                  f"{'; '.join(str(f) for f in findings)}")
         if same_kind:
             return result(CONFLICT, f"near-identical but they disagree ({why})")
         return result(CREATE, f"similar but disagreeing, and kinds differ ({new_kind}/{old_kind})")
     if not same_kind:
         return result(CREATE, f"different kinds ({new_kind}/{old_kind}) never conflict")
-    if findings and frame_score >= conflict_line:
+    if conflicting and frame_score >= conflict_line:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
     if score >= conflict_line and not settings.detect_disagreement:
         if method == "lexical" and _lexical_evidence(lex):

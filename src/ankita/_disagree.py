@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ._similarity import match_words, words_match
 from ._text import (
@@ -27,6 +28,7 @@ class Finding:
     """One reason the two facts disagree."""
 
     check: str  # negation | numbers | days | months | swapped | order | opposites | ...
+    # "different" (a replaced word in a multi-valued frame) blocks a merge but is no conflict.
     detail: str
     words: tuple[str, ...] = ()  # the disagreeing words; the rest of the facts is the frame
 
@@ -90,6 +92,8 @@ _CONNECTORS = (("over",), ("rather", "than"), ("instead", "of"), ("than",), ("vs
 _WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 _MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december"}
+_WEEKDAY_STEMS = frozenset(stem(w) for w in _WEEKDAYS)
+_MONTH_STEMS = frozenset(stem(w) for w in _MONTHS)
 _ARTICLES = {"a", "an", "the", "some", "my", "our", "his", "her", "their", "your"}
 
 
@@ -98,7 +102,8 @@ def _has_phrase(toks: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return any(toks[i:i + n] == phrase for i in range(len(toks) - n + 1))
 
 
-def _negated_words(text: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _negated_words(text: str) -> frozenset[str]:
     """Content words inside the scope of a negation: from the cue to the end of its clause."""
     scoped: set[str] = set()
     for clause in clauses(text):
@@ -115,7 +120,7 @@ def _negated_words(text: str) -> set[str]:
                 continue
             if inside and word not in STOP_WORDS:
                 scoped.add(stem(word))
-    return scoped
+    return frozenset(scoped)
 
 
 def check_negation(a: str, b: str) -> list[Finding]:
@@ -132,9 +137,21 @@ def check_negation(a: str, b: str) -> list[Finding]:
     return [Finding("negation", f"the {side} fact negates '{' '.join(sorted(only))}'")]
 
 
-def _numbers(text: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _numbers(text: str) -> frozenset[str]:
     toks = tokens(text)
-    return {v for i in range(len(toks)) if (v := number_value(toks, i)) is not None}
+    return frozenset(v for i in range(len(toks)) if (v := number_value(toks, i)) is not None)
+
+
+def has_opposite_pair(a: str, b: str) -> bool:
+    """Does one fact hold a word whose opposite the other holds (vegetarian / meat)?"""
+    wb = _word_forms(b)
+    return any(_OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a))
+
+
+def has_number(text: str) -> bool:
+    """Does the text state a number (digits, number words, ordinals)?"""
+    return bool(_numbers(text))
 
 
 def check_numbers(a: str, b: str) -> list[Finding]:
@@ -144,9 +161,9 @@ def check_numbers(a: str, b: str) -> list[Finding]:
     if na and nb and na != nb:
         findings.append(Finding("numbers", f"{', '.join(sorted(na))} vs {', '.join(sorted(nb))}",
                                 tuple(sorted(na ^ nb))))
-    for vocabulary, what in ((_WEEKDAYS, "days"), (_MONTHS, "months")):
-        da = {stem(w) for w in tokens(a)} & {stem(w) for w in vocabulary}
-        db = {stem(w) for w in tokens(b)} & {stem(w) for w in vocabulary}
+    for vocabulary, what in ((_WEEKDAY_STEMS, "days"), (_MONTH_STEMS, "months")):
+        da = _word_forms(a) & vocabulary
+        db = _word_forms(b) & vocabulary
         if da and db and da != db:
             findings.append(Finding(what, f"{', '.join(sorted(da))} vs {', '.join(sorted(db))}",
                                     tuple(sorted(da ^ db))))
@@ -182,20 +199,37 @@ def check_swapped(a: str, b: str) -> list[Finding]:
 
 def check_opposites(a: str, b: str) -> list[Finding]:
     """A word on one side whose opposite is on the other side only."""
-    wa = {stem(w) for w in tokens(a)} | set(tokens(a))
-    wb = {stem(w) for w in tokens(b)} | set(tokens(b))
+    wa, wb = _word_forms(a), _word_forms(b)
+    neg_a, neg_b = _negated_words(a), _negated_words(b)
     for word in sorted(wa - wb):
         for opposite in sorted(_OPPOSITE_OF.get(word, ())):
             if opposite in wb and opposite not in wa:
+                # A negated opposite agrees: "I'm vegetarian" / "I don't eat meat".
+                if (stem(word) in neg_a) != (stem(opposite) in neg_b):
+                    continue
                 return [Finding("opposites", f"'{word}' vs '{opposite}'", (word, opposite))]
     return []
 
 
-def _change_words(text: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def _change_words(text: str) -> frozenset[str]:
     toks = tokens(text)
     found = {w for w in toks if w in CHANGE_OF_STATE}
     found |= {" ".join(p) for p in _CHANGE_PHRASES if _has_phrase(toks, p)}
-    return found
+    return frozenset(found)
+
+
+@lru_cache(maxsize=8192)
+def _word_forms(text: str) -> frozenset[str]:
+    """Every token and its stem: what the opposites and vocabulary checks look up."""
+    toks = tokens(text)
+    return frozenset(toks) | frozenset(stem(w) for w in toks)
+
+
+@lru_cache(maxsize=8192)
+def frame_token_set(text: str) -> frozenset[str]:
+    """Stems of every token that is not a function word (filler included: "my name is")."""
+    return frozenset(stem(w) for w in tokens(text) if w not in FUNCTION_WORDS)
 
 
 def check_change_of_state(a: str, b: str) -> list[Finding]:
@@ -208,7 +242,8 @@ def check_change_of_state(a: str, b: str) -> list[Finding]:
                     tuple(sorted(w for p in words for w in p.split())))]
 
 
-def _frame_tokens(text: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def _frame_tokens(text: str) -> tuple[str, ...]:
     toks = tokens(text)
     out = []
     for i, word in enumerate(toks):
@@ -216,12 +251,12 @@ def _frame_tokens(text: str) -> list[str]:
             continue
         number = number_value(toks, i)
         out.append(number if number is not None else word)
-    return out
+    return tuple(out)
 
 
 def check_value(a: str, b: str) -> list[Finding]:
     """The same frame with one value replaced: "I live in Prague" / "I live in Vienna"."""
-    ta, tb = _frame_tokens(a), _frame_tokens(b)
+    ta, tb = list(_frame_tokens(a)), list(_frame_tokens(b))
     sa, sb = [stem(t) for t in ta], [stem(t) for t in tb]
     ops = [op for op in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes()
            if op[0] != "equal"]
@@ -236,15 +271,19 @@ def check_value(a: str, b: str) -> list[Finding]:
     new_c = [stem(w) for w in new if w not in STOP_WORDS]
     if not old_c or not new_c or match_words(old_c, new_c):
         return []
+    words = tuple(old_c + new_c)
+    # Whatever else holds, one thing replaced by another is never the same fact: it blocks a
+    # merge ("I like jazz" / "I like blues"), even where it is no conflict.
+    different = [Finding("different", f"'{' '.join(old)}' vs '{' '.join(new)}'", words)]
     if any(w in MULTI_VALUED or w in _ADDITIVE for w in frame + old + new):
-        return []
+        return different
     # "I use X" / "I use Y" can both hold; "I use X on my desktop" names one slot.
     after_c = [w for w in ta[i2:] if w not in STOP_WORDS]
     if not after_c and any(w in _WEAK_MULTI for w in before):
-        return []
+        return different
     # Two different activities ("talking"/"laughing") describe more than one thing going on.
     if all(w.endswith("ing") for w in old + new if w not in STOP_WORDS):
-        return []
+        return different
     numbers_only = bool(_numbers(" ".join(old)) and _numbers(" ".join(new)))
     # The frame words here include filler ("my name is X"): they still say what X is.
     frame_c = [w for w in frame if w not in FUNCTION_WORDS]
@@ -253,11 +292,11 @@ def check_value(a: str, b: str) -> list[Finding]:
         # The replaced part must be a value that follows its frame, not the relation itself:
         # "I [live] in Lisbon" / "I [work] in Lisbon" are two attributes, not two values.
         if not before_c:
-            return []
+            return different
         if max(len(old_c), len(new_c)) > max(2, len(frame_c)):
-            return []
+            return different
     return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame",
-                    tuple(old_c + new_c))]
+                    words)]
 
 
 def _content_sequence(text: str) -> list[str]:

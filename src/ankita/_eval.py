@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ._embedders import Embedder
 from ._errors import InvalidInput
 from ._jsonl import read_jsonl
 from ._memory import Memory
@@ -34,6 +35,26 @@ def load_pairs(path: str | Path) -> list[dict[str, Any]]:
     if not pairs:
         raise InvalidInput(f"{path}: no pairs")
     return pairs
+
+
+class Precomputed(Embedder):
+    """Vectors for a known set of texts, embedded in batches up front (eval speed); the same
+    model id as the wrapped embedder, so scores are exactly what the write path would see."""
+
+    def __init__(self, inner: Embedder, texts: Iterable[str], batch_size: int = 64) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        unique = sorted({t.strip() for t in texts})
+        self.cache: dict[str, list[float]] = {}
+        for start in range(0, len(unique), batch_size):
+            chunk = unique[start:start + batch_size]
+            self.cache.update(zip(chunk, inner.embed_checked(chunk), strict=True))
+
+    def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = [t for t in texts if t not in self.cache]
+        if missing:
+            self.cache.update(zip(missing, self.inner.embed_checked(missing), strict=True))
+        return [self.cache[t] for t in texts]
 
 
 def predict(pair: dict[str, Any], make_memory: Callable[[], Memory]) -> str:

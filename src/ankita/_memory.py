@@ -7,6 +7,7 @@ import secrets
 import struct
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from . import _history, _recall
 from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
-from ._errors import InvalidInput, NotFound
+from ._errors import EmbedderError, InvalidInput, NotFound
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import cosine, match_words
 from ._sqlite import SQLiteStore
@@ -132,14 +133,19 @@ class Memory:
 
     # -- the write ------------------------------------------------------------------------
 
-    def _embed(self, text: str) -> list[float] | None:
-        """A vector for `text`, or None: a failing provider never blocks a write."""
+    def _embed(self, text: str) -> tuple[list[float] | None, str | None]:
+        """(vector, None) or (None, why): a failing provider never blocks a write."""
         if self.embedder is None:
-            return None
+            return None, None
         try:
-            return self.embedder.embed_checked([text])[0]
-        except Exception:  # noqa: BLE001 - any provider failure means lexical fallback
-            return None
+            vector = self.embedder.embed_checked([text])[0]
+        except EmbedderError as exc:
+            return None, str(exc)
+        known = self.store.vector_dim(self.embedder.model_id)
+        if known is not None and known != len(vector):
+            return None, (f"{self.embedder.model_id}: {len(vector)} dimensions, but this store "
+                          f"holds {known} for that model")
+        return vector, None
 
     def _new_id(self) -> str:
         while True:
@@ -157,7 +163,7 @@ class Memory:
         if source is not None and (not isinstance(source, str) or len(source) > 200
                                    or _CONTROL.search(source)):
             raise InvalidInput("source must be a short string")
-        vector = self._embed(text)
+        vector, embedding_error = self._embed(text)
         model = self.embedder.model_id if self.embedder is not None else None
         op, at = uuid.uuid4().hex, _now(self.clock)
         with self.store.transaction() as store:
@@ -172,11 +178,18 @@ class Memory:
             merges = [(c, f) for c, f in scored if c.action == MERGE]
             if merges:
                 best = max(merges, key=lambda cf: cf[0].score)
-                return self._merge(store, op, at, text, pinned, source, *best, vector, model)
-            # Superseded facts are history: a new fact is not flagged against them.
-            flagged = [(c, f) for c, f in scored if c.action == CONFLICT and f.status == "active"]
-            return self._create(store, op, at, text, kind, pinned, source, flagged, scored,
-                                vector, model)
+                result = self._merge(store, op, at, text, pinned, source, *best, vector, model)
+            else:
+                # Superseded facts are history: a new fact is not flagged against them.
+                flagged = [(c, f) for c, f in scored
+                           if c.action == CONFLICT and f.status == "active"]
+                result = self._create(store, op, at, text, kind, pinned, source, flagged,
+                                      scored, vector, model)
+        if embedding_error is None:
+            return result
+        return replace(result, embedding_error=embedding_error,
+                       reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
+                              "scores are lexical and `ankita reindex` will embed it later")
 
     def _create(self, store: SQLiteStore, op: str, at: str, text: str, kind: str, pinned: bool,
                 source: str | None, flagged: list[tuple[Comparison, Fact]],
@@ -230,6 +243,8 @@ class Memory:
             store.update_fact(fact.id, text=text)
             store.add_event(self.user, op, "text_change", fact.id, None, at,
                             {"before": fact.text, "after": text})
+            # Vectors of the old text are stale for every model; reindex fills the gaps.
+            store.delete_vectors(fact.id)
             if vector is not None and model:
                 store.put_vector(fact.id, model, _pack(vector), len(vector))
         if pinned and not fact.pinned:
@@ -293,13 +308,18 @@ class Memory:
         if isinstance(kinds, str):
             kinds = [kinds]
         kind_list = [validate_kind(k) for k in kinds] if kinds else None
+        semantic = None
+        if self.embedder is not None and query.strip():
+            vector = self._embed(query)[0]
+            if vector is not None:
+                semantic = (self.embedder.model_id, vector)
         return _recall.recall(self.store, self.user, query, limit, kind_list, self.settings,
-                              self.clock())
+                              self.clock(), semantic)
 
     def compare(self, a: str, b: str, kind: str = "fact") -> Comparison:
         """What remembering `b` after `a` would do, without writing anything."""
         a, b, kind = validate_text(a), validate_text(b), validate_kind(kind)
-        va, vb = self._embed(a), self._embed(b)
+        va, vb = self._embed(a)[0], self._embed(b)[0]
         cos = cosine(va, vb) if va is not None and vb is not None else None
         model = self.embedder.model_id if self.embedder is not None else None
         return compare_texts(b, kind, a, kind, self.settings, cos, model)
@@ -391,6 +411,42 @@ class Memory:
                                    source=row.get("source") or "import")
             counts[result.action] += 1
         return counts
+
+    def reindex(self, batch_size: int = 32,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        """Embed every fact of this user that has no vector from the current model.
+
+        Embedding happens outside the write lock, batch by batch; a fact whose text changed or
+        that was forgotten meanwhile is skipped, so a vector never belongs to the wrong text."""
+        if self.embedder is None:
+            raise InvalidInput("no embedder is configured; choose one with --embedder")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInput("batch_size must be a positive whole number")
+        model = self.embedder.model_id
+        todo = self.store.facts_without_vector(self.user, model)
+        done = failed = 0
+        errors: list[str] = []
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start:start + batch_size]
+            try:
+                vectors = self.embedder.embed_checked([text for _, text in batch])
+                known = self.store.vector_dim(model)
+                if known is not None and any(len(v) != known for v in vectors):
+                    raise EmbedderError(f"{model}: dimension differs from the stored {known}")
+            except EmbedderError as exc:
+                failed += len(batch)
+                errors.append(str(exc))
+            else:
+                with self.store.transaction() as store:
+                    for (fact_id, text), vector in zip(batch, vectors, strict=True):
+                        current = store.get_fact(self.user, fact_id)
+                        if current is not None and current.text == text:
+                            store.put_vector(fact_id, model, _pack(vector), len(vector))
+                            done += 1
+            if progress is not None:
+                progress(min(start + batch_size, len(todo)), len(todo))
+        return {"model": model, "missing": len(todo), "embedded": done, "failed": failed,
+                "errors": errors[:5]}
 
     def export(self) -> Rows:
         """Every fact of this user, superseded ones included, as plain dicts."""

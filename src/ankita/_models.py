@@ -44,12 +44,13 @@ class WriteResult:
     method: str
     reason: str
     event_id: int
+    embedding_error: str | None = None  # set when the embedder failed and scores are lexical
 
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.action, "fact": self.fact.to_dict(),
                 "merged_into": self.merged_into, "conflicts_with": list(self.conflicts_with),
                 "score": self.score, "method": self.method, "reason": self.reason,
-                "event_id": self.event_id}
+                "event_id": self.event_id, "embedding_error": self.embedding_error}
 
 
 @dataclass(frozen=True)

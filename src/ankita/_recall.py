@@ -7,12 +7,13 @@ from datetime import datetime, timedelta
 
 from ._config import Settings
 from ._models import NOTICE, Fact, Recall, RecalledFact
-from ._similarity import match_words
+from ._similarity import calibrate, match_words
 from ._sqlite import SQLiteStore
 from ._text import content_words
 
 STALE_FACTOR = 0.5  # a stale fact needs twice the relevance to outrank a fresh one
 SEARCH_WIDTH = 200
+SEMANTIC_FLOOR = 0.2  # raw cosine below this is noise for every model we measured
 
 
 def is_stale(fact: Fact, now: datetime, settings: Settings) -> bool:
@@ -32,8 +33,31 @@ def fts_query(query: str) -> str | None:
     return " OR ".join(f'"{w}"*' if len(w) >= 3 else f'"{w}"' for w in words)
 
 
+def _semantic_scores(store: SQLiteStore, user: str, settings: Settings,
+                     semantic: tuple[str, list[float]]) -> dict[str, float]:
+    """Calibrated cosine of the query with every active fact that has a vector (exact search)."""
+    import numpy as np
+
+    model, query_vector = semantic
+    blobs = store.vectors(user, model)
+    if not blobs:
+        return {}
+    ids = list(blobs)
+    matrix = np.stack([np.frombuffer(blobs[i], dtype="<f4") for i in ids])
+    q = np.asarray(query_vector, dtype=np.float32)
+    if matrix.shape[1] != q.shape[0]:
+        return {}
+    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
+    cosines = (matrix @ q) / np.clip(norms, 1e-12, None)
+    lines = settings.cosine_lines(model, "fact")
+    target = (settings.dedup_threshold, settings.conflict_threshold)
+    return {i: calibrate(float(c), lines, target)
+            for i, c in zip(ids, cosines, strict=True) if c >= SEMANTIC_FLOOR}
+
+
 def recall(store: SQLiteStore, user: str, query: str, limit: int,
-           kinds: Sequence[str] | None, settings: Settings, now: datetime) -> Recall:
+           kinds: Sequence[str] | None, settings: Settings, now: datetime,
+           semantic: tuple[str, list[float]] | None = None) -> Recall:
     query_words = content_words(query)
     match = fts_query(query)
     ranked: dict[str, float] = {}
@@ -42,8 +66,12 @@ def recall(store: SQLiteStore, user: str, query: str, limit: int,
         best_rank = min((r for _, r in hits), default=-1.0) or -1.0
         for fact_id, rank in hits:
             ranked[fact_id] = rank / best_rank if best_rank else 0.0
-    if match:
-        candidates = store.facts_by_ids(user, list(ranked))
+    similar = _semantic_scores(store, user, settings, semantic) if semantic else {}
+    # The nearest facts by meaning join the lexical hits, even with no word in common.
+    close = [i for i, _ in sorted(similar.items(), key=lambda kv: -kv[1])][:SEARCH_WIDTH]
+    if match or close:
+        candidates = store.facts_by_ids(user, sorted(set(ranked) | set(close)))
+        candidates = [f for f in candidates if f.status == "active"]
     else:
         # Nothing to search for ("what do you know?"): the most recently confirmed facts.
         recent = store.list_facts(user, kinds=kinds)
@@ -54,7 +82,7 @@ def recall(store: SQLiteStore, user: str, query: str, limit: int,
     def relevance(fact: Fact) -> float:
         coverage = (len(match_words(query_words, content_words(fact.text))) / len(query_words)
                     if query_words else 0.0)
-        score = 0.7 * coverage + 0.3 * ranked.get(fact.id, 0.0)
+        score = max(0.7 * coverage + 0.3 * ranked.get(fact.id, 0.0), similar.get(fact.id, 0.0))
         return score * (STALE_FACTOR if is_stale(fact, now, settings) else 1.0)
 
     pool = [f for f in candidates if not kinds or f.kind in kinds]

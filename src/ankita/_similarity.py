@@ -101,3 +101,19 @@ def cosine(u: list[float], v: list[float]) -> float:
     if nu == 0 or nv == 0:
         return 0.0
     return max(0.0, min(1.0, dot / (nu * nv)))
+
+
+def calibrate(cosine_: float, model_lines: tuple[float, float],
+              target_lines: tuple[float, float]) -> float:
+    """Map a model's cosine onto the lexical scale, piecewise linearly, so that the model's own
+    (merge, conflict) lines land on the lexical ones and "the higher score wins" is fair.
+    Cosine scales differ between models; this is where each model's measured lines enter."""
+    model_merge, model_conflict = model_lines
+    merge, conflict = target_lines
+    if cosine_ >= model_merge:
+        span = 1.0 - model_merge
+        return merge + (cosine_ - model_merge) / span * (1.0 - merge) if span > 0 else merge
+    if cosine_ >= model_conflict:
+        return conflict + (cosine_ - model_conflict) / (model_merge - model_conflict) * (
+            merge - conflict)
+    return cosine_ / model_conflict * conflict if model_conflict > 0 else 0.0

@@ -322,6 +322,22 @@ class SQLiteStore:
         self.db.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
                         (fact_id, model, dim, vector))
 
+    def vector_dim(self, model: str) -> int | None:
+        """The dimension this store has seen for a model (a provider may not change it)."""
+        row = self.db.execute("SELECT dim FROM vectors WHERE model = ? LIMIT 1",
+                              (model,)).fetchone()
+        return int(row[0]) if row else None
+
+    def delete_vectors(self, fact_id: str) -> None:
+        self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+
+    def facts_without_vector(self, user: str, model: str) -> list[tuple[str, str]]:
+        """(id, text) of the user's facts that have no vector from `model`."""
+        return [(r[0], r[1]) for r in self.db.execute(
+            "SELECT f.id, f.text FROM facts f WHERE f.user = ? AND NOT EXISTS ("
+            "SELECT 1 FROM vectors v WHERE v.fact_id = f.id AND v.model = ?) ORDER BY f.seq",
+            (user, model))]
+
     def vectors(self, user: str, model: str) -> dict[str, bytes]:
         return {r[0]: r[1] for r in self.db.execute(
             "SELECT v.fact_id, v.vector FROM vectors v JOIN facts f ON f.id = v.fact_id "

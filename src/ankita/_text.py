@@ -104,6 +104,7 @@ def clauses(text: str) -> list[tuple[str, ...]]:
     return [t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t]
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A small suffix stripper, so lives/living/lived and movie/movies meet (not a lemmatiser)."""
     if len(word) <= 3 or not word.isalpha():

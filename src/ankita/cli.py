@@ -13,8 +13,9 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from . import __version__
+from ._embedders import Embedder, resolve_embedder
 from ._errors import AnkitaError, InvalidInput, NotFound, StoreError, UndoError
-from ._eval import builtin_pairs_path, evaluate, load_pairs
+from ._eval import Precomputed, builtin_pairs_path, evaluate, load_pairs
 from ._jsonl import read_jsonl
 from ._memory import Memory, check_import_row
 from ._models import Fact
@@ -301,10 +302,11 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool,
     """Score merge/conflict decisions on labelled pairs (default: the built-in set)."""
     opts = ctx.find_root().obj
     pairs = load_pairs(file or builtin_pairs_path())
-    probe = Memory(":memory:", user=opts["user"], embedder=opts["embedder"])
-    name = probe.embedder.model_id if probe.embedder is not None else "none"
-    embedder = probe.embedder if probe.embedder is not None else "none"
-    probe.close()
+    inner = resolve_embedder(opts["embedder"])
+    name = inner.model_id if inner is not None else "none"
+    embedder: Embedder | str = "none"
+    if inner is not None:
+        embedder = Precomputed(inner, [t for p in pairs for t in (p["a"], p["b"])])
 
     def fresh() -> Memory:
         return Memory(":memory:", embedder=embedder, detect_disagreement=not plain)
@@ -327,6 +329,34 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool,
     console.print(table)
     for r in report.get("errors", []):
         console.print(esc(f"  {r['label']} -> {r['predicted']}: {r['a']} | {r['b']}"))
+
+
+@cli.command()
+@click.option("--batch-size", default=32, show_default=True, type=int)
+@json_option
+@click.pass_context
+def reindex(ctx: click.Context, batch_size: int, as_json: bool) -> None:
+    """Embed every fact that has no vector from the current embedder (or lost it)."""
+    from rich.progress import Progress
+
+    memory = _memory(ctx)
+    if as_json or not sys.stderr.isatty():
+        report = memory.reindex(batch_size=batch_size)
+    else:
+        with Progress(console=err_console, transient=True) as bar:
+            task = bar.add_task("embedding", total=None)
+            report = memory.reindex(batch_size=batch_size,
+                                    progress=lambda done, total: bar.update(
+                                        task, completed=done, total=total))
+    if as_json:
+        _print_json(report)
+        return
+    console.print(f"{report['model']}: {report['embedded']} embedded, {report['failed']} "
+                  f"failed, of {report['missing']} missing")
+    for error in report["errors"]:
+        console.print(f"  [red]{esc(error)}[/red]")
+    if report["failed"]:
+        sys.exit(1)
 
 
 @cli.command(name="import")

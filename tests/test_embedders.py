@@ -1,0 +1,204 @@
+"""SPEC §4.1 and §8: providers over real HTTP on loopback, failures, reindex, `auto`."""
+
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from ankita import ConfigError, Memory
+from ankita._embedders import auto_name, resolve_embedder
+from ankita._remote import CloudflareEmbedder, OllamaEmbedder, OpenAIEmbedder
+from ankita.cli import cli
+from providers import FakeProvider
+
+
+@pytest.fixture(params=["ollama", "openai", "cloudflare"])
+def provider(request):
+    server = FakeProvider(request.param)
+    yield server
+    server.close()
+
+
+def make(server, **kwargs):
+    if server.kind == "ollama":
+        return OllamaEmbedder(server.url, "nomic-embed-text", **kwargs)
+    if server.kind == "openai":
+        return OpenAIEmbedder(server.url + "/v1", "text-embedding", api_key="sk-test", **kwargs)
+    return CloudflareEmbedder("acct123", "cf-token", base=server.url + "/client/v4", **kwargs)
+
+
+def stored_vectors(memory):
+    return memory.store.db.execute("SELECT fact_id, model, dim FROM vectors").fetchall()
+
+
+def test_vectors_are_stored_with_the_model_identity(provider, db_path):
+    embedder = make(provider)
+    with Memory(db_path, embedder=embedder) as m:
+        fact = m.remember("I use Postgres").fact
+        rows = stored_vectors(m)
+    assert rows == [(fact.id, embedder.model_id, 8)]
+    assert embedder.model_id.startswith(provider.kind + ":")
+
+
+def test_wire_format_of_each_provider(provider, db_path):
+    with Memory(db_path, embedder=make(provider)) as m:
+        m.remember("I use Postgres")
+    request = provider.requests[-1]
+    if provider.kind == "ollama":
+        assert request["path"] == "/api/embed"
+        assert request["body"] == {"model": "nomic-embed-text", "input": ["I use Postgres"]}
+    elif provider.kind == "openai":
+        assert request["path"] == "/v1/embeddings"
+        assert request["body"] == {"model": "text-embedding", "input": ["I use Postgres"]}
+        assert request["auth"] == "Bearer sk-test"
+    else:
+        assert request["path"] == "/client/v4/accounts/acct123/ai/run/@cf/baai/bge-base-en-v1.5"
+        assert request["body"] == {"text": ["I use Postgres"]}
+        assert request["auth"] == "Bearer cf-token"
+
+
+def test_openai_answers_are_put_back_in_index_order():
+    server = FakeProvider("openai")
+    try:
+        vectors = make(server).embed_batch(["alpha", "beta beta", "gamma"])
+    finally:
+        server.close()
+    from providers import vector_for
+
+    assert vectors == [vector_for("alpha"), vector_for("beta beta"), vector_for("gamma")]
+
+
+def test_ollama_falls_back_to_the_legacy_route():
+    server = FakeProvider("ollama")
+    server.mode = "legacy"
+    try:
+        vectors = make(server).embed_batch(["one", "two"])
+    finally:
+        server.close()
+    assert len(vectors) == 2
+    assert [r["path"] for r in server.requests] == ["/api/embed", "/api/embeddings",
+                                                    "/api/embeddings"]
+    assert server.requests[1]["body"] == {"model": "nomic-embed-text", "prompt": "one"}
+
+
+def test_cloudflare_sends_at_most_100_texts_per_call():
+    server = FakeProvider("cloudflare")
+    try:
+        vectors = make(server).embed_batch([f"text {i}" for i in range(150)])
+    finally:
+        server.close()
+    assert len(vectors) == 150
+    assert [len(r["body"]["text"]) for r in server.requests] == [100, 50]
+
+
+def test_one_retry_after_a_server_error(provider, db_path):
+    provider.mode = "500-once"
+    with Memory(db_path, embedder=make(provider)) as m:
+        result = m.remember("I use Postgres")
+    assert result.embedding_error is None
+    assert len(provider.requests) == 2
+
+
+@pytest.mark.parametrize("mode", ["500", "401", "hang", "badjson", "nan", "short", "down"])
+def test_a_failing_provider_never_blocks_a_write(provider, db_path, monkeypatch, mode):
+    monkeypatch.setenv("ANKITA_EMBED_TIMEOUT", "0.5")
+    embedder = make(provider)
+    with Memory(db_path, embedder=embedder) as m:
+        m.remember("I use Postgres")  # stored while the provider works
+        provider.mode = mode
+        if mode == "down":
+            provider.close()
+        result = m.remember("Database is Postgres")
+        created = m.remember("My cat is called Miso")
+        assert result.action == "merged" and result.method == "lexical"
+        assert result.embedding_error and "reindex" in result.reason
+        assert created.action == "created" and created.embedding_error
+        assert len(stored_vectors(m)) == 1  # nothing half-stored for the failed writes
+        if mode != "down":
+            provider.mode = "ok"
+            report = m.reindex()
+            assert report["embedded"] == 1 and report["failed"] == 0
+            assert len(stored_vectors(m)) == 2
+
+
+def test_a_changed_dimension_is_refused_and_the_write_goes_on(db_path):
+    server = FakeProvider("ollama")
+    try:
+        with Memory(db_path, embedder=make(server)) as m:
+            m.remember("I use Postgres")
+            server.mode = "dim"
+            result = m.remember("My cat is called Miso")
+    finally:
+        server.close()
+    assert result.action == "created"
+    assert "dimensions" in result.embedding_error
+
+
+def test_facts_without_a_vector_are_compared_lexically(db_path):
+    server = FakeProvider("ollama")
+    try:
+        with Memory(db_path, embedder="none") as m:
+            old = m.remember("I use Postgres").fact
+        with Memory(db_path, embedder=make(server)) as m:
+            result = m.remember("Database is Postgres")
+            assert result.merged_into == old.id and result.method == "lexical"
+            assert m.reindex()["embedded"] == 1
+            assert m.reindex()["missing"] == 0
+    finally:
+        server.close()
+
+
+def test_reindex_command_shows_json(db_path):
+    server = FakeProvider("openai")
+    try:
+        with Memory(db_path, embedder="none") as m:
+            for text in ("I use Postgres", "I live in Berlin", "My cat is called Miso"):
+                m.remember(text)
+        runner = CliRunner()
+        result = runner.invoke(cli, ["--db", str(db_path), "reindex", "--json"],
+                               env={"EMBED_LOCAL_BASE": server.url + "/v1",
+                                    "EMBED_LOCAL_MODEL": "text-embedding"})
+    finally:
+        server.close()
+    assert result.exit_code == 0, result.output
+    assert '"embedded": 3' in result.output
+
+
+def test_reindex_without_embedder_is_a_clear_error(db_path):
+    result = CliRunner().invoke(cli, ["--db", str(db_path), "--embedder", "none", "reindex"])
+    assert result.exit_code == 2 and "no embedder" in result.output
+
+
+@pytest.mark.parametrize("env,expected", [
+    ({"EMBED_LOCAL_BASE": "http://localhost:11434"}, "ollama"),
+    ({"EMBED_LOCAL_BASE": "http://localhost:1234/v1"}, "openai"),
+    ({"EMBED_LOCAL_BASE": "http://localhost:1234/v1/"}, "openai"),
+    ({"CLOUDFLARE_ACCOUNT_ID": "a", "CLOUDFLARE_API_TOKEN": "t"}, "cloudflare"),
+    ({"CLOUDFLARE_ACCOUNT_ID": "a"}, "local"),
+    ({}, "local"),
+])
+def test_auto_selection_follows_spec_order(monkeypatch, env, expected):
+    for name in ("EMBED_LOCAL_BASE", "EMBED_LOCAL_MODEL", "CLOUDFLARE_ACCOUNT_ID",
+                 "CLOUDFLARE_API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert auto_name() == expected
+
+
+def test_remote_configuration_errors_are_clear(monkeypatch):
+    monkeypatch.setenv("EMBED_LOCAL_BASE", "localhost:11434")
+    monkeypatch.setenv("EMBED_LOCAL_MODEL", "m")
+    with pytest.raises(ConfigError, match="http"):
+        resolve_embedder("ollama")
+    monkeypatch.delenv("CLOUDFLARE_API_TOKEN", raising=False)
+    with pytest.raises(ConfigError, match="CLOUDFLARE"):
+        resolve_embedder("cloudflare")
+
+
+def test_import_ankita_loads_no_model_runtime():
+    out = subprocess.run([sys.executable, "-c", "import ankita, sys; print(any(m in sys.modules "
+                          "for m in ('onnxruntime', 'tokenizers', 'httpx', 'numpy')))"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
