@@ -18,11 +18,13 @@ def _show(console: Console, said: str, result: WriteResult) -> None:
                   f"{esc(result.reason)}")
 
 
-def run_demo(console: Console, keep: bool = False) -> None:
+def run_demo(console: Console, keep: bool = False, embedder: str = "auto") -> None:
     folder = tempfile.mkdtemp(prefix="ankita-demo-")
     path = Path(folder) / "demo.db"
     console.print(f"[dim]A temporary store at {esc(str(path))}[/dim]")
-    with Memory(path, embedder="none") as memory:
+    with Memory(path, embedder=embedder) as memory:
+        name = memory.embedder.model_id if memory.embedder is not None else "none (lexical)"
+        console.print(f"[dim]embedder: {esc(name)}[/dim]")
         console.rule("1. A duplicate merges")
         first = memory.remember("I use Postgres", kind="tool")
         _show(console, "I use Postgres", first)

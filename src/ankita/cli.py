@@ -408,11 +408,12 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 
 @cli.command()
 @click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
-def demo(keep: bool) -> None:
+@click.pass_context
+def demo(ctx: click.Context, keep: bool) -> None:
     """A one-minute tour on a temporary store: merge, conflict, notice, resolve, undo."""
     from ._demo import run_demo
 
-    run_demo(console, keep=keep)
+    run_demo(console, keep=keep, embedder=ctx.find_root().obj["embedder"])
 
 
 def main() -> None:
