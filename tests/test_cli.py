@@ -135,7 +135,7 @@ def test_bad_import_line_writes_nothing(run, tmp_path):
 def test_doctor_reports_ok(run):
     run("remember", "I use Postgres")
     report = as_json(run("doctor", "--json"))
-    assert report["ok"] is True and report["problems"] == [] and report["schema_version"] == 2
+    assert report["ok"] is True and report["problems"] == [] and report["schema_version"] == 3
 
 
 def test_env_vars_select_db_and_user(tmp_path, monkeypatch):

@@ -300,7 +300,7 @@ def test_store_uses_wal_and_a_schema_version(db_path, memory):
     memory.remember("I use Postgres")
     con = sqlite3.connect(db_path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "2"
+    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "3"
     con.close()
 
 

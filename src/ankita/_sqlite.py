@@ -90,7 +90,17 @@ _M002 = [
 ]
 
 
-MIGRATIONS = (_M001, _M002)
+# API tokens: only a hash is stored; the token itself is shown once, at creation.
+_M003 = [
+    """CREATE TABLE tokens (
+        hash TEXT PRIMARY KEY,
+        user TEXT NOT NULL,
+        label TEXT,
+        created_at TEXT NOT NULL
+    )""",
+]
+
+MIGRATIONS = (_M001, _M002, _M003)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -342,6 +352,27 @@ class SQLiteStore:
         return {r[0]: r[1] for r in self.db.execute(
             "SELECT v.fact_id, v.vector FROM vectors v JOIN facts f ON f.id = v.fact_id "
             "WHERE f.user = ? AND v.model = ?", (user, model))}
+
+    # -- tokens ---------------------------------------------------------------------------
+
+    def add_token(self, token_hash: str, user: str, label: str | None, at: str) -> None:
+        self.db.execute("INSERT INTO tokens VALUES (?, ?, ?, ?)", (token_hash, user, label, at))
+
+    def token_user(self, token_hash: str) -> str | None:
+        row = self.db.execute("SELECT user FROM tokens WHERE hash = ?", (token_hash,)).fetchone()
+        return row[0] if row else None
+
+    def tokens(self) -> list[tuple[str, str, str | None, str]]:
+        """(hash prefix, user, label, created_at) of every token."""
+        return [(r[0][:12], r[1], r[2], r[3]) for r in self.db.execute(
+            "SELECT hash, user, label, created_at FROM tokens ORDER BY created_at")]
+
+    def revoke_token(self, prefix: str) -> int:
+        return self.db.execute("DELETE FROM tokens WHERE hash LIKE ? || '%'",
+                               (prefix,)).rowcount
+
+    def token_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM tokens").fetchone()[0])
 
     # -- checks ---------------------------------------------------------------------------
 

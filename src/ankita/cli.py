@@ -407,6 +407,91 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=int)
+@click.pass_context
+def serve(ctx: click.Context, host: str, port: int) -> None:
+    """Serve the memory API over HTTP (OpenAPI docs at /docs)."""
+    import uvicorn
+
+    from ._config import default_db_path
+    from ._server import check_bind, create_app, is_loopback
+
+    opts = ctx.find_root().obj
+    path = opts["db"] or str(default_db_path())
+    check_bind(host, path)
+    app = create_app(path, default_user=opts["user"], embedder=opts["embedder"],
+                     anonymous=is_loopback(host))
+    err_console.print(f"ankita serving {esc(path)} on http://{host}:{port} (docs: /docs)")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@cli.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Run an MCP server over stdio with the memory tools (for desktop MCP clients)."""
+    from ._mcp import run_stdio
+
+    run_stdio(_memory(ctx))
+
+
+@cli.command(name="tools")
+@click.option("--format", "fmt", type=click.Choice(["openai", "anthropic"]), default="openai",
+              show_default=True)
+def tools_(fmt: str) -> None:
+    """Print the memory tools as JSON schemas for function-calling agents."""
+    from .tools import anthropic_tools, openai_tools
+
+    _print_json(openai_tools() if fmt == "openai" else anthropic_tools())
+
+
+@cli.group()
+def token() -> None:
+    """API tokens for `ankita serve` (only a hash is stored)."""
+
+
+@token.command(name="create")
+@click.option("--user", "for_user", required=True, help="The user this token acts as.")
+@click.option("--label", default=None, help="A note to tell tokens apart.")
+@click.pass_context
+def token_create(ctx: click.Context, for_user: str, label: str | None) -> None:
+    """Create a token and print it once."""
+    from ._server import create_token
+
+    memory = _memory(ctx)
+    click.echo(create_token(memory.store, for_user, label))
+    err_console.print("Store it now: only its hash is kept.")
+
+
+@token.command(name="list")
+@json_option
+@click.pass_context
+def token_list(ctx: click.Context, as_json: bool) -> None:
+    """List tokens (hash prefix, user, label, created)."""
+    rows = _memory(ctx).store.tokens()
+    if as_json:
+        _print_json([{"id": r[0], "user": r[1], "label": r[2], "created_at": r[3]}
+                     for r in rows])
+        return
+    for prefix, user, label, created in rows:
+        console.print(f"{prefix}  {esc(user)}  {esc(label or '')}  {created}")
+
+
+@token.command(name="revoke")
+@click.argument("token_id")
+@click.pass_context
+def token_revoke(ctx: click.Context, token_id: str) -> None:
+    """Revoke a token by the id shown in `token list`."""
+    if len(token_id) < 8 or not all(c in "0123456789abcdef" for c in token_id):
+        raise InvalidInput("give the token id from `ankita token list` (12 hex characters)")
+    memory = _memory(ctx)
+    with memory.store.transaction() as store:
+        if store.revoke_token(token_id) == 0:
+            raise NotFound(f"no token {token_id}")
+    console.print(f"revoked {token_id}")
+
+
+@cli.command()
 @click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
 @click.pass_context
 def demo(ctx: click.Context, keep: bool) -> None:

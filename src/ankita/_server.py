@@ -1,0 +1,304 @@
+"""`ankita serve`: the memory API over HTTP (FastAPI), with per-user bearer tokens.
+
+Every route calls one `Memory` method; errors are translated in one place (`_error`). A request
+acts as the user its token belongs to, never another. Without any token in the store the server
+runs in single-user mode, and only on a loopback address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import secrets
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from . import __version__
+from ._embedders import Embedder, resolve_embedder
+from ._errors import (
+    AnkitaError,
+    ConfigError,
+    EmbedderError,
+    InvalidInput,
+    NotFound,
+    StoreError,
+    UndoError,
+)
+from ._memory import Memory, validate_user
+from ._sqlite import SQLiteStore
+
+MAX_BODY = 64 * 1024
+STATUS: list[tuple[type[AnkitaError], int]] = [
+    (InvalidInput, 400), (NotFound, 404), (UndoError, 409), (EmbedderError, 502),
+    (StoreError, 503), (AnkitaError, 500)]
+T = TypeVar("T")
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def create_token(store: SQLiteStore, user: str, label: str | None = None) -> str:
+    """A new token for `user`; only its hash is stored, so this is the one time it is seen."""
+    validate_user(user)
+    token = "ank_" + secrets.token_urlsafe(32)
+    with store.transaction():
+        store.add_token(hash_token(token), user, label,
+                        datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    return token
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BodyLimit:
+    """Refuse request bodies over `limit` bytes with 413, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await _too_large(scope, receive, send, self.limit)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise _TooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await _too_large(scope, receive, send, self.limit)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
+    response = JSONResponse({"error": {"code": "too_large",
+                                       "message": f"request body over {limit} bytes"}}, 413)
+    await response(scope, receive, send)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FactIn(_Strict):
+    text: str = Field(description="The fact, 1-2000 characters.")
+    kind: str = Field("fact", description="A lowercase slug: preference, tool, location, ...")
+    pinned: bool = False
+    source: str | None = Field(None, description="Who wrote it (chat, user, import, ...).")
+
+
+class RecallIn(_Strict):
+    query: str
+    limit: int = Field(8, ge=1, le=200)
+    kinds: list[str] | None = None
+
+
+class ResolveIn(_Strict):
+    keep: str = Field(description="The id to keep: one of the two facts in the path.")
+
+
+def current_user(request: Request) -> str:
+    """The user of the request's bearer token (or the default user in single-user mode)."""
+    state = request.app.state
+    header = request.headers.get("authorization", "")
+    with state.auth_lock:
+        if not header and state.anonymous and state.auth_store.token_count() == 0:
+            return str(state.default_user)  # single-user mode: loopback only
+        scheme, _, token = header.partition(" ")
+        user = state.auth_store.token_user(hash_token(token.strip())) \
+            if scheme.lower() == "bearer" and token.strip() else None
+    if user is None:
+        raise StarletteHTTPException(401, "a valid bearer token is required",
+                                     headers={"WWW-Authenticate": "Bearer"})
+    return str(user)
+
+
+UserDep = Annotated[str, Depends(current_user)]
+
+
+class Users:
+    """One `Memory` per user, sharing one embedder; a lock each, since a Memory holds one
+    SQLite connection. Different users run in parallel."""
+
+    def __init__(self, path: str, embedder: Embedder | None) -> None:
+        self.path, self.embedder = path, embedder
+        self._memories: dict[str, tuple[Memory, threading.Lock]] = {}
+        self._guard = threading.Lock()
+
+    @contextmanager
+    def memory(self, user: str) -> Iterator[Memory]:
+        with self._guard:
+            if user not in self._memories:
+                self._memories[user] = (Memory(self.path, user=user,
+                                               embedder=self.embedder or "none"),
+                                        threading.Lock())
+            memory, lock = self._memories[user]
+        with lock:
+            yield memory
+
+    def close(self) -> None:
+        for memory, _ in self._memories.values():
+            memory.close()
+
+
+def create_app(path: str | Path, default_user: str = "default",
+               embedder: str | Embedder | None = "auto", anonymous: bool = True) -> FastAPI:
+    """The ASGI app. Tokens are looked up in the same store as the facts. With `anonymous`
+    (loopback only) and no token in the store, requests without a token act as
+    `default_user`; once a token exists, every request needs one."""
+    path = str(path)
+    validate_user(default_user)
+    users = Users(path, resolve_embedder(embedder))
+    auth_store = SQLiteStore(path)
+    auth_lock = threading.Lock()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        users.close()
+        auth_store.close()
+
+    app = FastAPI(title="Ankita memory", version=__version__, lifespan=lifespan,
+                  description="Remember, merge, flag conflicts, recall. Every route under /v1 "
+                              "needs `Authorization: Bearer <token>` once tokens exist.")
+    app.add_middleware(BodyLimit)
+    app.state.auth_store, app.state.auth_lock = auth_store, auth_lock
+    app.state.anonymous, app.state.default_user = anonymous, default_user
+
+    def _error(status: int, code: str, message: str) -> JSONResponse:
+        return JSONResponse({"error": {"code": code, "message": message}}, status)
+
+    @app.exception_handler(AnkitaError)
+    async def ankita_error(request: Request, exc: AnkitaError) -> JSONResponse:
+        status = next(s for cls, s in STATUS if isinstance(exc, cls))
+        return _error(status, exc.code, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        details = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                            for e in exc.errors())
+        return _error(422, "invalid_request", details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}.get(
+            exc.status_code, "http_error")
+        return JSONResponse({"error": {"code": code, "message": str(exc.detail)}},
+                            exc.status_code, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        return _error(500, "internal_error", "internal error")  # never a stack trace
+
+    def run(user: str, call: Callable[[Memory], T]) -> T:
+        with users.memory(user) as memory:
+            return call(memory)
+
+    @app.get("/healthz", tags=["meta"])
+    def healthz() -> dict[str, Any]:
+        return {"ok": True, "version": __version__}
+
+    @app.post("/v1/facts", tags=["facts"])
+    def remember(user: UserDep, body: FactIn) -> dict[str, Any]:
+        return run(user, lambda m: m.remember(body.text, kind=body.kind, pinned=body.pinned,
+                                              source=body.source).to_dict())
+
+    @app.get("/v1/facts", tags=["facts"])
+    def list_facts(user: UserDep, kind: str | None = None,
+                   all: bool = Query(False, description="Include superseded facts.")
+                   ) -> list[dict[str, Any]]:
+        return run(user, lambda m: [f.to_dict() for f in m.list(kind=kind,
+                                                                 include_superseded=all)])
+
+    @app.get("/v1/facts/{fact_id}", tags=["facts"])
+    def get_fact(user: UserDep, fact_id: str) -> dict[str, Any]:
+        return run(user, lambda m: m.get(fact_id).to_dict())
+
+    @app.delete("/v1/facts/{fact_id}", tags=["facts"])
+    def forget(user: UserDep, fact_id: str) -> dict[str, Any]:
+        return run(user, lambda m: m.forget(fact_id).to_dict())
+
+    @app.post("/v1/facts/{fact_id}/pin", tags=["facts"])
+    def pin(user: UserDep, fact_id: str) -> dict[str, Any]:
+        return run(user, lambda m: m.pin(fact_id).to_dict())
+
+    @app.delete("/v1/facts/{fact_id}/pin", tags=["facts"])
+    def unpin(user: UserDep, fact_id: str) -> dict[str, Any]:
+        return run(user, lambda m: m.unpin(fact_id).to_dict())
+
+    @app.get("/v1/facts/{fact_id}/history", tags=["history"])
+    def history(user: UserDep, fact_id: str) -> list[dict[str, Any]]:
+        return run(user, lambda m: [e.to_dict() for e in m.history(fact_id)])
+
+    @app.post("/v1/undo/{event_id}", tags=["history"])
+    def undo(user: UserDep, event_id: int) -> dict[str, Any]:
+        return run(user, lambda m: m.undo(event_id).to_dict())
+
+    @app.get("/v1/conflicts", tags=["conflicts"])
+    def conflicts(user: UserDep) -> list[dict[str, Any]]:
+        return run(user, lambda m: [c.to_dict() for c in m.conflicts()])
+
+    @app.delete("/v1/conflicts/{a}/{b}", tags=["conflicts"])
+    def clear_conflict(user: UserDep, a: str, b: str) -> dict[str, Any]:
+        run(user, lambda m: m.clear_conflict(a, b))
+        return {"cleared": [a, b]}
+
+    @app.post("/v1/conflicts/{a}/{b}/resolve", tags=["conflicts"])
+    def resolve(user: UserDep, a: str, b: str, body: ResolveIn) -> dict[str, Any]:
+        if body.keep not in (a, b) or a == b:
+            raise InvalidInput("keep must be one of the two facts in the path")
+        over = b if body.keep == a else a
+        return run(user, lambda m: m.resolve(keep=body.keep, over=over).to_dict())
+
+    @app.post("/v1/recall", tags=["recall"])
+    def recall(user: UserDep, body: Annotated[RecallIn, Body()]) -> dict[str, Any]:
+        return run(user, lambda m: m.recall(body.query, limit=body.limit,
+                                            kinds=body.kinds).to_dict())
+
+    return app
+
+
+def check_bind(host: str, store_path: str) -> None:
+    """Refuse to listen beyond loopback unless every request will need a token."""
+    if is_loopback(host):
+        return
+    store = SQLiteStore(store_path)
+    try:
+        if store.token_count() == 0:
+            raise ConfigError(f"refusing to listen on {host} without tokens: anyone on the "
+                              "network could read this memory. Create one with "
+                              "`ankita token create --user NAME`, or bind 127.0.0.1.")
+    finally:
+        store.close()
