@@ -1,0 +1,106 @@
+"""Sustained remember+recall requests/s against `ankita serve` on loopback.
+
+Starts the server as a child process on a free port (its own store, one token per client
+user), then runs N client threads, each alternating POST /v1/facts and POST /v1/recall for a
+fixed time. Prints JSON: requests/s, latency percentiles, and the error count (must be 0).
+
+    python benchmarks/serve_load.py [--clients 8] [--seconds 20] [--embedder none|local]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+WORDS = ["Postgres", "Berlin", "jazz", "Rust", "tea", "Lyon", "Neovim", "climbing", "Kyoto",
+         "dark mode", "Spotify", "a ThinkPad", "the gym", "sourdough", "chess", "Lisbon"]
+VERBS = ["I use", "I like", "I live near", "My sister loves", "I visit", "My team picked"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--embedder", default="none")
+    args = parser.parse_args()
+    folder = tempfile.mkdtemp(prefix="ankita-load-")
+    db = str(Path(folder) / "load.db")
+    tokens = []
+    for i in range(args.clients):
+        out = subprocess.run([sys.executable, "-m", "ankita", "--db", db, "token", "create",
+                              "--user", f"user{i}"], capture_output=True, text=True, check=True)
+        tokens.append(out.stdout.strip())
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "ankita", "--db", db, "--embedder",
+                               args.embedder, "serve", "--port", str(port)],
+                              stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            time.sleep(0.1)
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    stop = time.perf_counter() + args.seconds
+
+    def client(i: int) -> None:
+        rng = random.Random(i)
+        with httpx.Client(base_url=base, timeout=30,
+                          headers={"Authorization": f"Bearer {tokens[i]}"}) as http:
+            while time.perf_counter() < stop:
+                text = f"{rng.choice(VERBS)} {rng.choice(WORDS)} since {rng.randint(1990, 2026)}"
+                for method, path, body in (("POST", "/v1/facts", {"text": text}),
+                                           ("POST", "/v1/recall", {"query": rng.choice(WORDS)})):
+                    start = time.perf_counter()
+                    try:
+                        response = http.request(method, path, json=body)
+                        ok = response.status_code == 200
+                        detail = response.text[:200]
+                    except httpx.HTTPError as exc:
+                        ok, detail = False, repr(exc)
+                    elapsed = (time.perf_counter() - start) * 1000
+                    with lock:
+                        latencies.append(elapsed)
+                        if not ok:
+                            errors.append(detail)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    server.terminate()
+    server.wait(10)
+    latencies.sort()
+    print(json.dumps({
+        "clients": args.clients, "seconds": round(wall, 1), "embedder": args.embedder,
+        "requests": len(latencies), "requests_per_s": round(len(latencies) / wall, 1),
+        "p50_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(latencies[int(len(latencies) * 0.95)], 1),
+        "errors": len(errors), "first_errors": errors[:3]}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
