@@ -7,6 +7,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from ankita._sqlite import SCHEMA_VERSION
 from ankita.cli import cli
 
 
@@ -135,7 +136,8 @@ def test_bad_import_line_writes_nothing(run, tmp_path):
 def test_doctor_reports_ok(run):
     run("remember", "I use Postgres")
     report = as_json(run("doctor", "--json"))
-    assert report["ok"] is True and report["problems"] == [] and report["schema_version"] == 3
+    assert report["ok"] is True and report["problems"] == []
+    assert report["schema_version"] == SCHEMA_VERSION
 
 
 def test_env_vars_select_db_and_user(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 from ankita import NOTICE, Embedder, InvalidInput, Memory, NotFound
+from ankita._sqlite import SCHEMA_VERSION
 
 
 def test_database_is_postgres_merges_into_i_use_postgres(memory):
@@ -300,7 +301,8 @@ def test_store_uses_wal_and_a_schema_version(db_path, memory):
     memory.remember("I use Postgres")
     con = sqlite3.connect(db_path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "3"
+    version = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
     con.close()
 
 

@@ -71,10 +71,10 @@ _OPPOSITES = [
     ("enjoy", "hate"),
     ("enjoy", "dislike"), ("sunrise", "sunset"),
 ]
-_OPPOSITE_OF: dict[str, set[str]] = {}
+OPPOSITE_OF: dict[str, set[str]] = {}
 for _x, _y in _OPPOSITES:
-    _OPPOSITE_OF.setdefault(_x, set()).add(_y)
-    _OPPOSITE_OF.setdefault(_y, set()).add(_x)
+    OPPOSITE_OF.setdefault(_x, set()).add(_y)
+    OPPOSITE_OF.setdefault(_y, set()).add(_x)
 
 # A different value after these verbs is a second value, not a replacement ("I like jazz" and
 # "I like blues" are both true); after "live in" or "is called" it replaces the first.
@@ -144,9 +144,10 @@ def _numbers(text: str) -> frozenset[str]:
 
 
 def has_opposite_pair(a: str, b: str) -> bool:
-    """Does one fact hold a word whose opposite the other holds (vegetarian / meat)?"""
-    wb = _word_forms(b)
-    return any(_OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a))
+    """Does one fact hold a content word whose opposite (also a content word) the other holds
+    (vegetarian / meat)? Opposite function words (in/out) never relate two facts alone."""
+    wb = _word_forms(b) - STOP_WORDS
+    return any(OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a) - STOP_WORDS)
 
 
 def has_number(text: str) -> bool:
@@ -202,7 +203,7 @@ def check_opposites(a: str, b: str) -> list[Finding]:
     wa, wb = _word_forms(a), _word_forms(b)
     neg_a, neg_b = _negated_words(a), _negated_words(b)
     for word in sorted(wa - wb):
-        for opposite in sorted(_OPPOSITE_OF.get(word, ())):
+        for opposite in sorted(OPPOSITE_OF.get(word, ())):
             if opposite in wb and opposite not in wa:
                 # A negated opposite agrees: "I'm vegetarian" / "I don't eat meat".
                 if (stem(word) in neg_a) != (stem(opposite) in neg_b):
@@ -254,10 +255,16 @@ def _frame_tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=8192)
+def frame_sequence(text: str) -> tuple[str, ...]:
+    """The stemmed token sequence the `value` check aligns (articles out, numbers as digits)."""
+    return tuple(stem(t) for t in _frame_tokens(text))
+
+
 def check_value(a: str, b: str) -> list[Finding]:
     """The same frame with one value replaced: "I live in Prague" / "I live in Vienna"."""
     ta, tb = list(_frame_tokens(a)), list(_frame_tokens(b))
-    sa, sb = [stem(t) for t in ta], [stem(t) for t in tb]
+    sa, sb = list(frame_sequence(a)), list(frame_sequence(b))
     ops = [op for op in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes()
            if op[0] != "equal"]
     if len(ops) != 1 or ops[0][0] != "replace":

@@ -17,10 +17,12 @@ from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
 from ._errors import EmbedderError, InvalidInput, NotFound
+from ._index import lookup_for
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import cosine, match_words
 from ._sqlite import SQLiteStore
 from ._text import content_words
+from ._vectors import VectorIndex
 
 # `Memory.list` shadows the builtin inside the class body, so annotations use these aliases.
 Facts = list[Fact]
@@ -105,7 +107,8 @@ class Memory:
                  dedup_threshold: float | None = None,
                  conflict_threshold: float | None = None,
                  stale_after_days: float | None = None,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None,
+                 candidate_search: str = "index") -> None:
         self.user = validate_user(user)
         base = settings or Settings.from_env()
         overrides = {"detect_disagreement": detect_disagreement,
@@ -117,6 +120,12 @@ class Memory:
         self.embedder = resolve_embedder(embedder)
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.path = str(path) if path is not None else str(default_db_path())
+        if candidate_search not in ("index", "exhaustive"):
+            raise InvalidInput("candidate_search must be 'index' or 'exhaustive'")
+        # "exhaustive" compares with every stored fact: the reference the index is tested
+        # against (tests/test_scale.py) and benchmarked against (`ankita bench`).
+        self.candidate_search = candidate_search
+        self._vector_indexes: dict[str, VectorIndex] = {}
         self.store = SQLiteStore(self.path)
 
     def close(self) -> None:
@@ -167,8 +176,9 @@ class Memory:
         model = self.embedder.model_id if self.embedder is not None else None
         op, at = uuid.uuid4().hex, _now(self.clock)
         with self.store.transaction() as store:
-            stored = store.list_facts(self.user, statuses=("active", "superseded"))
-            vectors = store.vectors(self.user, model) if vector is not None and model else {}
+            stored = self._candidates(store, text, kind, vector, model)
+            vectors = (store.vectors_of([f.id for f in stored], model)
+                       if vector is not None and model else {})
             scored: list[tuple[Comparison, Fact]] = []
             for fact in stored:
                 blob = vectors.get(fact.id)
@@ -190,6 +200,26 @@ class Memory:
         return replace(result, embedding_error=embedding_error,
                        reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
                               "scores are lexical and `ankita reindex` will embed it later")
+
+    def _vector_index(self, store: SQLiteStore, model: str) -> VectorIndex:
+        index = self._vector_indexes.get(model)
+        if index is None:
+            index = self._vector_indexes[model] = VectorIndex(self.user, model)
+        index.sync(store)
+        return index
+
+    def _candidates(self, store: SQLiteStore, text: str, kind: str,
+                    vector: list[float] | None, model: str | None) -> Facts:
+        """The stored facts that could change this write's decision (docs/scale.md)."""
+        if self.candidate_search == "exhaustive":
+            return store.list_facts(self.user, statuses=("active", "superseded"))
+        lookup = lookup_for(text)
+        ids = set(store.candidate_ids(self.user, sorted(lookup.exact), sorted(lookup.prefixes)))
+        if vector is not None and model:
+            line = self.settings.cosine_lines(model, kind)[1]
+            # A hair below the line: float32 search must not lose a pair the exact cosine keeps.
+            ids |= set(self._vector_index(store, model).above(vector, line - 1e-4))
+        return store.facts_by_ids(self.user, sorted(ids))
 
     def _create(self, store: SQLiteStore, op: str, at: str, text: str, kind: str, pinned: bool,
                 source: str | None, flagged: list[tuple[Comparison, Fact]],
@@ -312,7 +342,9 @@ class Memory:
         if self.embedder is not None and query.strip():
             vector = self._embed(query)[0]
             if vector is not None:
-                semantic = (self.embedder.model_id, vector)
+                model = self.embedder.model_id
+                index = self._vector_index(self.store, model)
+                semantic = (model, index.above(vector, _recall.SEMANTIC_FLOOR))
         return _recall.recall(self.store, self.user, query, limit, kind_list, self.settings,
                               self.clock(), semantic)
 

@@ -33,31 +33,18 @@ def fts_query(query: str) -> str | None:
     return " OR ".join(f'"{w}"*' if len(w) >= 3 else f'"{w}"' for w in words)
 
 
-def _semantic_scores(store: SQLiteStore, user: str, settings: Settings,
-                     semantic: tuple[str, list[float]]) -> dict[str, float]:
-    """Calibrated cosine of the query with every active fact that has a vector (exact search)."""
-    import numpy as np
-
-    model, query_vector = semantic
-    blobs = store.vectors(user, model)
-    if not blobs:
-        return {}
-    ids = list(blobs)
-    matrix = np.stack([np.frombuffer(blobs[i], dtype="<f4") for i in ids])
-    q = np.asarray(query_vector, dtype=np.float32)
-    if matrix.shape[1] != q.shape[0]:
-        return {}
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(q) or 1.0)
-    cosines = (matrix @ q) / np.clip(norms, 1e-12, None)
+def _semantic_scores(settings: Settings, semantic: tuple[str, dict[str, float]]
+                     ) -> dict[str, float]:
+    """Raw cosines (already above the floor) mapped onto the lexical scale."""
+    model, cosines = semantic
     lines = settings.cosine_lines(model, "fact")
     target = (settings.dedup_threshold, settings.conflict_threshold)
-    return {i: calibrate(float(c), lines, target)
-            for i, c in zip(ids, cosines, strict=True) if c >= SEMANTIC_FLOOR}
+    return {i: calibrate(c, lines, target) for i, c in cosines.items()}
 
 
 def recall(store: SQLiteStore, user: str, query: str, limit: int,
            kinds: Sequence[str] | None, settings: Settings, now: datetime,
-           semantic: tuple[str, list[float]] | None = None) -> Recall:
+           semantic: tuple[str, dict[str, float]] | None = None) -> Recall:
     query_words = content_words(query)
     match = fts_query(query)
     ranked: dict[str, float] = {}
@@ -66,7 +53,7 @@ def recall(store: SQLiteStore, user: str, query: str, limit: int,
         best_rank = min((r for _, r in hits), default=-1.0) or -1.0
         for fact_id, rank in hits:
             ranked[fact_id] = rank / best_rank if best_rank else 0.0
-    similar = _semantic_scores(store, user, settings, semantic) if semantic else {}
+    similar = _semantic_scores(settings, semantic) if semantic else {}
     # The nearest facts by meaning join the lexical hits, even with no word in common.
     close = [i for i, _ in sorted(similar.items(), key=lambda kv: -kv[1])][:SEARCH_WIDTH]
     if match or close:

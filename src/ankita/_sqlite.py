@@ -100,7 +100,42 @@ _M003 = [
     )""",
 ]
 
-MIGRATIONS = (_M001, _M002, _M003)
+def _backfill_terms(db: sqlite3.Connection) -> None:
+    from ._index import index_terms
+
+    rows = db.execute("SELECT id, user, text FROM facts").fetchall()
+    db.executemany("INSERT OR IGNORE INTO terms VALUES (?, ?, ?)",
+                   [(user, term, fact_id) for fact_id, user, text in rows
+                    for term in index_terms(text)])
+
+
+# Candidate search (docs/scale.md): postings of index terms; and vectors get a sequence number
+# that is never reused, so an in-memory matrix can catch up with `seq > last seen`.
+_M004: list[Any] = [
+    """CREATE TABLE terms (
+        user TEXT NOT NULL,
+        term TEXT NOT NULL,
+        fact_id TEXT NOT NULL,
+        PRIMARY KEY (user, term, fact_id)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX terms_fact ON terms (fact_id)",
+    _backfill_terms,
+    """CREATE TABLE vectors_new (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        fact_id TEXT NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        UNIQUE (fact_id, model)
+    )""",
+    "INSERT INTO vectors_new (fact_id, model, dim, vector) "
+    "SELECT fact_id, model, dim, vector FROM vectors",
+    "DROP TABLE vectors",
+    "ALTER TABLE vectors_new RENAME TO vectors",
+    "CREATE INDEX vectors_model ON vectors (model, seq)",
+]
+
+MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -158,7 +193,10 @@ class SQLiteStore:
                                  f"{SCHEMA_VERSION}. Upgrade Ankita.")
             for number in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[number]:
-                    self.db.execute(statement)
+                    if callable(statement):
+                        statement(self.db)
+                    else:
+                        self.db.execute(statement)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                             (str(SCHEMA_VERSION),))
             self.db.execute("COMMIT")
@@ -246,17 +284,47 @@ class SQLiteStore:
             (fact.id, fact.user, fact.text, fact.kind, int(fact.pinned), fact.status,
              fact.source, fact.created_at, fact.updated_at, fact.last_confirmed_at,
              fact.mentions))
+        self._index(fact.user, fact.id, fact.text)
+
+    def _index(self, user: str, fact_id: str, text: str) -> None:
+        from ._index import index_terms
+
+        self.db.executemany("INSERT OR IGNORE INTO terms VALUES (?, ?, ?)",
+                            [(user, term, fact_id) for term in index_terms(text)])
 
     def update_fact(self, fact_id: str, **fields: Any) -> None:
         if "pinned" in fields:
             fields["pinned"] = int(fields["pinned"])
         sets = ", ".join(f"{name} = ?" for name in fields)
         self.db.execute(f"UPDATE facts SET {sets} WHERE id = ?", [*fields.values(), fact_id])
+        if "text" in fields:
+            row = self.db.execute("SELECT user FROM facts WHERE id = ?", (fact_id,)).fetchone()
+            self.db.execute("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
+            if row:
+                self._index(row[0], fact_id, fields["text"])
 
     def delete_fact(self, fact_id: str) -> None:
         self.db.execute("DELETE FROM links WHERE a = ? OR b = ?", (fact_id, fact_id))
         self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+        self.db.execute("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
         self.db.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+
+    def candidate_ids(self, user: str, exact: Sequence[str],
+                      prefixes: Sequence[str]) -> list[str]:
+        """Facts filed under any exact term, or under a term that extends a prefix."""
+        clauses, params = [], []
+        for start in range(0, len(exact), 500):
+            chunk = list(exact[start:start + 500])
+            clauses.append(f"SELECT fact_id FROM terms WHERE user = ? AND term IN "
+                           f"({','.join('?' * len(chunk))})")
+            params += [user, *chunk]
+        for prefix in prefixes:
+            # Terms that extend the prefix: the range [prefix, prefix + U+10FFFF).
+            clauses.append("SELECT fact_id FROM terms WHERE user = ? AND term > ? AND term < ?")
+            params += [user, prefix, prefix + "\U0010ffff"]
+        if not clauses:
+            return []
+        return [r[0] for r in self.db.execute(" UNION ".join(clauses), params)]
 
     def id_exists(self, fact_id: str) -> bool:
         """True if the id was ever used (ids are never reused, even after a forget)."""
@@ -329,8 +397,15 @@ class SQLiteStore:
     # -- vectors --------------------------------------------------------------------------
 
     def put_vector(self, fact_id: str, model: str, vector: bytes, dim: int) -> None:
-        self.db.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+        self.db.execute("DELETE FROM vectors WHERE fact_id = ? AND model = ?", (fact_id, model))
+        self.db.execute("INSERT INTO vectors (fact_id, model, dim, vector) VALUES (?, ?, ?, ?)",
                         (fact_id, model, dim, vector))
+
+    def vectors_since(self, user: str, model: str, seq: int) -> list[tuple[int, str, bytes]]:
+        """(seq, fact id, vector) written after `seq`, for catching up an in-memory index."""
+        return [(r[0], r[1], r[2]) for r in self.db.execute(
+            "SELECT v.seq, v.fact_id, v.vector FROM vectors v JOIN facts f ON f.id = v.fact_id "
+            "WHERE v.model = ? AND v.seq > ? AND f.user = ? ORDER BY v.seq", (model, seq, user))]
 
     def vector_dim(self, model: str) -> int | None:
         """The dimension this store has seen for a model (a provider may not change it)."""
@@ -347,6 +422,15 @@ class SQLiteStore:
             "SELECT f.id, f.text FROM facts f WHERE f.user = ? AND NOT EXISTS ("
             "SELECT 1 FROM vectors v WHERE v.fact_id = f.id AND v.model = ?) ORDER BY f.seq",
             (user, model))]
+
+    def vectors_of(self, ids: Sequence[str], model: str) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            out.update((r[0], r[1]) for r in self.db.execute(
+                f"SELECT fact_id, vector FROM vectors WHERE model = ? AND fact_id IN "
+                f"({','.join('?' * len(chunk))})", [model, *chunk]))
+        return out
 
     def vectors(self, user: str, model: str) -> dict[str, bytes]:
         return {r[0]: r[1] for r in self.db.execute(

@@ -1,0 +1,51 @@
+"""Generated personal facts with shared vocabulary, for scale tests and `ankita bench`-like runs.
+
+The mix is deliberate: repeats and paraphrases (merges), one value swapped (conflicts), negation,
+numbers, opposites, change of state and compatible neighbours.
+"""
+
+from __future__ import annotations
+
+import random
+
+SUBJECTS = ["I", "My sister", "My brother", "My manager", "My partner", "My best friend"]
+PLACES = ["Berlin", "Munich", "Lyon", "Lisbon", "Kyoto", "Prague", "Vienna", "Toronto"]
+THINGS = ["Postgres", "SQLite", "Neovim", "Emacs", "jazz", "blues", "green tea", "coffee",
+          "dark mode", "light mode", "Rust", "Python", "chess", "climbing", "sushi", "pizza"]
+NAMES = ["Leo", "Max", "Ines", "Clara", "Sam", "Alex", "Miso", "Tofu"]
+DAYS = ["Monday", "Tuesday", "Friday", "Saturday", "Sunday"]
+RELATIONS = ["son", "daughter", "cat", "dog", "partner", "manager"]
+
+
+def fact(rng: random.Random) -> tuple[str, str]:
+    s, p, t, n = (rng.choice(SUBJECTS), rng.choice(PLACES), rng.choice(THINGS),
+                  rng.choice(NAMES))
+    templates = [
+        ("location", f"{s} lives in {p}"),
+        ("location", f"{s} moved to {p}"),
+        ("location", f"{s} is living in {p}"),
+        ("preference", f"{s} likes {t}"),
+        ("preference", f"{s} prefers {t} over {rng.choice(THINGS)}"),
+        ("preference", f"{s} loves {t}"),
+        ("preference", f"{s} hates {t}"),
+        ("preference", f"{s} doesn't like {t}"),
+        ("tool", f"I use {t} at work"),
+        ("tool", f"I switched from {t} to {rng.choice(THINGS)}"),
+        ("tool", f"I stopped using {t}"),
+        ("relationship", f"My {rng.choice(RELATIONS)} is called {n}"),
+        ("relationship", f"{n} is my {rng.choice(RELATIONS)}'s name"),
+        ("identity", f"I'm {rng.randint(20, 60)}"),
+        ("identity", f"I am {rng.randint(20, 60)} years old"),
+        ("habit", f"I go climbing on {rng.choice(DAYS)}s"),
+        ("habit", f"I drink {t} every morning"),
+        ("habit", f"I run {rng.randint(2, 12)} km every {rng.choice(DAYS)}"),
+        ("work", f"{s} works at {rng.choice(['Spotify', 'Deezer', 'a bakery', 'the museum'])}"),
+        ("work", f"{s} no longer works at {rng.choice(['Spotify', 'Deezer', 'a bakery'])}"),
+    ]
+    kind, text = rng.choice(templates)
+    return text, kind
+
+
+def facts(n: int, seed: int) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    return [fact(rng) for _ in range(n)]

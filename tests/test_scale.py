@@ -1,0 +1,92 @@
+"""Candidate search never misses what the exhaustive comparison finds (SPEC §2.2).
+
+The same random writes, forgets and resolves go to two stores: one searching its index, one
+comparing every stored fact. Every decision must be identical: the action, the fact merged into
+and the facts flagged (ids mapped by creation order).
+"""
+
+import random
+
+import pytest
+
+from ankita import AnkitaError, Memory
+from factgen import facts
+from test_write import Letters
+
+
+def run_both(tmp_path, seed, n, embedder=None):
+    rng = random.Random(seed)
+    stores = [Memory(tmp_path / f"{mode}.db", embedder=embedder or "none",
+                     candidate_search=mode) for mode in ("index", "exhaustive")]
+    order: list[list[str]] = [[], []]  # fact ids in creation order, per store
+    decisions = 0
+    try:
+        for text, kind in facts(n, seed):
+            results = [m.remember(text, kind=kind) for m in stores]
+            mapped = []
+            for ids, result in zip(order, results, strict=True):
+                if result.action != "merged":
+                    ids.append(result.fact.id)
+                position = {fid: i for i, fid in enumerate(ids)}
+                mapped.append((result.action, position.get(result.merged_into or ""),
+                               sorted(position[c] for c in result.conflicts_with)))
+            assert mapped[0] == mapped[1], (text, kind, results[0].reason, results[1].reason)
+            decisions += 1
+            roll = rng.random()
+            if roll < 0.05 and order[0]:
+                k = rng.randrange(len(order[0]))
+                for m, ids in zip(stores, order, strict=True):
+                    try:
+                        m.forget(ids[k])
+                    except AnkitaError:
+                        pass
+            elif roll < 0.10 and len(order[0]) > 1:
+                k, j = rng.sample(range(len(order[0])), 2)
+                outcomes = []
+                for m, ids in zip(stores, order, strict=True):
+                    try:
+                        m.resolve(keep=ids[k], over=ids[j])
+                        outcomes.append("ok")
+                    except AnkitaError as exc:
+                        outcomes.append(type(exc).__name__)
+                assert outcomes[0] == outcomes[1]
+    finally:
+        for m in stores:
+            m.close()
+    return decisions
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_index_and_exhaustive_decide_identically_lexical(tmp_path, seed):
+    assert run_both(tmp_path, seed, 250) == 250
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_index_and_exhaustive_decide_identically_with_vectors(tmp_path, seed):
+    assert run_both(tmp_path, 100 + seed, 150, embedder=Letters()) == 150
+
+
+def test_index_sees_facts_written_by_another_connection(tmp_path):
+    with Memory(tmp_path / "m.db", embedder=Letters()) as first, \
+            Memory(tmp_path / "m.db", embedder=Letters()) as second:
+        first.remember("Evil plans for Friday", kind="habit")
+        second.recall("plans")  # loads second's vector index
+        made = first.remember("I live in Berlin", kind="location").fact
+        result = second.remember("I live in Munich", kind="location")
+        assert result.conflicts_with == (made.id,)
+
+
+def test_index_is_built_for_an_existing_store(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    with Memory(path, embedder="none") as m:
+        m.remember("I use Postgres")
+    con = sqlite3.connect(path)
+    con.execute("DELETE FROM terms")  # as if written before the index existed
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.execute("DROP TABLE terms")
+    con.commit()
+    con.close()
+    with Memory(path, embedder="none") as m:
+        assert m.remember("I use PostgreSQL").action == "merged"
