@@ -8,8 +8,11 @@ and the facts flagged (ids mapped by creation order).
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ankita import AnkitaError, Memory
+from ankita import AnkitaError, Memory, Settings
+from ankita._decision import compare_texts
 from factgen import facts
 from test_write import Letters
 
@@ -90,3 +93,24 @@ def test_index_is_built_for_an_existing_store(tmp_path):
     con.close()
     with Memory(path, embedder="none") as m:
         assert m.remember("I use PostgreSQL").action == "merged"
+
+
+
+def _pool():
+    from test_properties import PHRASES
+
+    pool = [t for t, _ in facts(300, 11)] + PHRASES + [
+        "The turtle follows the fish today", "The fish follows the turtle today",
+        "I quit coffee", "I drink coffee every morning", "I'm vegetarian",
+        "I started eating meat again", "My name is Ravi", "My name is Arjun", "I'm 28",
+        "I'm 35 years", "I no longer drive to work on Mondays", "I drive to work"]
+    return st.sampled_from(pool)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_pool(), _pool(), st.booleans())
+def test_the_analysis_gate_never_changes_a_decision(a, b, plain):
+    chosen = Settings(detect_disagreement=not plain)
+    gated = compare_texts(b, "fact", a, "fact", chosen)
+    full = compare_texts(b, "fact", a, "fact", chosen, analyse_all=True)
+    assert gated.action == full.action, (a, b, full.reason)

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._config import Settings
-from ._disagree import (
-    Finding,
-    disagreements,
-    frame_token_set,
-    frame_words,
-    has_number,
-    has_opposite_pair,
+from ._disagree import Finding, core_size, disagreements, frame_words, has_opposite_pair
+from ._index import slot_keys
+from ._similarity import (
+    SHORT_FACT_WORDS,
+    LexicalScore,
+    calibrate,
+    lexical_score,
+    score_words,
+    words_match,
 )
-from ._similarity import LexicalScore, calibrate, lexical_score, score_words
+from ._text import content_words
 
 MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
 MERGE_ONLY_CHECKS = frozenset({"different"})
@@ -41,6 +43,35 @@ class Comparison:
         return order, self.score
 
 
+def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float,
+                   conflict_line: float) -> bool:
+    """False only when no finding could turn this pair into a merge or a conflict, so the
+    disagreement analysis can be skipped (the costly part of a write). Every branch is an
+    upper bound of one rule below; docs/scale.md gives the argument."""
+    if score >= conflict_line:  # related already (this covers every merge)
+        return True
+    if has_opposite_pair(old_text, new_text):  # opposites count as one shared slot
+        return True
+    if slot_keys(old_text) & slot_keys(new_text):  # one value replaced in the same sentence
+        return True
+    words_a, words_b = content_words(old_text), content_words(new_text)
+    shared = min(sum(any(words_match(x, y) for y in words_b) for x in words_a),
+                 sum(any(words_match(y, x) for x in words_a) for y in words_b))
+    if shared == 0:
+        return False
+    # Findings only take numbers, days, months and change words out of a frame: the frame
+    # keeps at least `core` words, and shares at most `shared`.
+    core_a, core_b = core_size(old_text), core_size(new_text)
+    # An `order` finding (>= 3 shared words) also takes two shared words out of both frames.
+    order_drop = 2 if shared >= 3 else 0
+    if max(core_a, core_b) - order_drop <= SHORT_FACT_WORDS:  # the short-fact link
+        return True
+    if shared >= 2 and min(core_a, core_b) <= shared:  # containment
+        return True
+    jaccard = shared / (max(core_a, shared) + max(core_b, shared) - shared)
+    return jaccard >= min(0.5, conflict_line)
+
+
 def _lexical_evidence(lex: LexicalScore) -> bool:
     """SPEC §4.2: >= 3 content words each, >= 2 of them agree, Jaccard >= 0.5."""
     return (len(lex.words_a) >= 3 and len(lex.words_b) >= 3 and len(lex.matches) >= 2
@@ -55,11 +86,14 @@ def compare_texts(
     settings: Settings,
     cosine: float | None = None,
     embedder_model: str | None = None,
+    analyse_all: bool = False,
 ) -> Comparison:
     """Decide what `new_text` should do to `old_text`.
 
     `cosine` is given only when *both* facts have a vector from the same model; a pair scored
     half by cosine and half lexically can therefore never produce a cosine conflict.
+    `analyse_all` runs the disagreement analysis even where `could_conflict` proves it cannot
+    change the decision (for explanations, and to test that proof).
     """
     lex = lexical_score(old_text, new_text)
     dedup, conflict_line = settings.thresholds(new_kind)
@@ -74,15 +108,8 @@ def compare_texts(
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
     conflicting: tuple[Finding, ...] = ()
-    # Findings can only change the decision for a pair that shares a word (filler included),
-    # holds an opposite pair, is related by meaning, or states numbers on both sides; skipping
-    # the rest keeps writes cheap (decisions on every eval file are identical either way).
-    worth_checking = (bool(lex.matches) or bool(frame_token_set(old_text)
-                                                 & frame_token_set(new_text))
-                      or (semantic is not None and semantic >= conflict_line)
-                      or (has_number(old_text) and has_number(new_text))
-                      or has_opposite_pair(old_text, new_text))
-    if settings.detect_disagreement and worth_checking:
+    if settings.detect_disagreement and (analyse_all or could_conflict(
+            old_text, new_text, lex, score, conflict_line)):
         findings = tuple(disagreements(old_text, new_text))
         conflicting = tuple(f for f in findings if f.check not in MERGE_ONLY_CHECKS)
         if conflicting:

@@ -143,6 +143,21 @@ def _numbers(text: str) -> frozenset[str]:
     return frozenset(v for i in range(len(toks)) if (v := number_value(toks, i)) is not None)
 
 
+@lru_cache(maxsize=1)
+def _droppable_stems() -> frozenset[str]:
+    words = set(CHANGE_OF_STATE) | {w for p in _CHANGE_PHRASES for w in p}
+    return frozenset(stem(w) for w in words) | _WEEKDAY_STEMS | _MONTH_STEMS
+
+
+@lru_cache(maxsize=8192)
+def core_size(text: str) -> int:
+    """Content words a finding can never take out of the frame: all but numbers, days,
+    months and change-of-state words. Lower bound on the frame's size (for the gate)."""
+    drop = _droppable_stems()
+    return sum(1 for w in content_words(text)
+               if w not in drop and not any(c.isdigit() for c in w))
+
+
 def has_opposite_pair(a: str, b: str) -> bool:
     """Does one fact hold a content word whose opposite (also a content word) the other holds
     (vegetarian / meat)? Opposite function words (in/out) never relate two facts alone."""
@@ -171,14 +186,15 @@ def check_numbers(a: str, b: str) -> list[Finding]:
     return findings
 
 
-def _split_on_connector(text: str) -> tuple[set[str], set[str]] | None:
+@lru_cache(maxsize=8192)
+def _split_on_connector(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
     toks = tokens(text)
     for connector in _CONNECTORS:
         n = len(connector)
         for i in range(len(toks) - n + 1):
             if toks[i:i + n] == connector and i > 0:
-                left = {stem(w) for w in toks[:i] if w not in STOP_WORDS}
-                right = {stem(w) for w in toks[i + n:] if w not in STOP_WORDS}
+                left = frozenset(stem(w) for w in toks[:i] if w not in STOP_WORDS)
+                right = frozenset(stem(w) for w in toks[i + n:] if w not in STOP_WORDS)
                 if left and right:
                     return left, right
     return None

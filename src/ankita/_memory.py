@@ -147,14 +147,9 @@ class Memory:
         if self.embedder is None:
             return None, None
         try:
-            vector = self.embedder.embed_checked([text])[0]
+            return self.embedder.embed_checked([text])[0], None
         except EmbedderError as exc:
             return None, str(exc)
-        known = self.store.vector_dim(self.embedder.model_id)
-        if known is not None and known != len(vector):
-            return None, (f"{self.embedder.model_id}: {len(vector)} dimensions, but this store "
-                          f"holds {known} for that model")
-        return vector, None
 
     def _new_id(self) -> str:
         while True:
@@ -165,15 +160,56 @@ class Memory:
     def remember(self, text: str, kind: str = "fact", pinned: bool = False,
                  source: str | None = None) -> WriteResult:
         """Compare `text` with what is stored, then merge, flag a conflict, or create."""
-        text = validate_text(text)
-        kind = validate_kind(kind)
+        text, kind = self._check_write(text, kind, pinned, source)
+        vector, embedding_error = self._embed(text)
+        return self._remember(text, kind, pinned, source, vector, embedding_error)
+
+    @staticmethod
+    def _check_write(text: object, kind: object, pinned: object,
+                     source: object) -> tuple[str, str]:
+        text, kind = validate_text(text), validate_kind(kind)
         if not isinstance(pinned, bool):
             raise InvalidInput("pinned must be true or false")
         if source is not None and (not isinstance(source, str) or len(source) > 200
                                    or _CONTROL.search(source)):
             raise InvalidInput("source must be a short string")
-        vector, embedding_error = self._embed(text)
+        return text, kind
+
+    def remember_many(self, rows: Rows, batch_size: int = 256,
+                      progress: Callable[[int, int], None] | None = None) -> list[WriteResult]:
+        """Remember many facts ({"text", "kind"?, "pinned"?, "source"?}) in order, exactly as
+        one `remember` each, but embedding a batch at a time and writing a batch per
+        transaction. Every row is validated first, so bad input writes nothing."""
+        checked = [(*self._check_write(r.get("text"), r.get("kind") or "fact",
+                                       r.get("pinned", False), r.get("source")),
+                    r.get("pinned", False), r.get("source")) for r in rows]
+        results: list[WriteResult] = []
+        for start in range(0, len(checked), batch_size):
+            batch = checked[start:start + batch_size]
+            vectors: list[list[float] | None] = [None] * len(batch)
+            error: str | None = None
+            if self.embedder is not None:
+                try:
+                    vectors = list(self.embedder.embed_checked([t for t, *_ in batch]))
+                except EmbedderError as exc:
+                    error = str(exc)
+            with self.store.transaction():
+                for (text, kind, pinned, source), vector in zip(batch, vectors, strict=True):
+                    results.append(self._remember(text, kind, pinned, source, vector, error))
+            if progress is not None:
+                progress(len(results), len(checked))
+        return results
+
+    def _remember(self, text: str, kind: str, pinned: bool, source: str | None,
+                  vector: list[float] | None, embedding_error: str | None) -> WriteResult:
         model = self.embedder.model_id if self.embedder is not None else None
+        if vector is not None and model:
+            known = self.store.vector_dim(model)
+            if known is not None and known != len(vector):
+                # A provider may not change its dimension under the same model id.
+                embedding_error = (f"{model}: {len(vector)} dimensions, but this store holds "
+                                   f"{known} for that model")
+                vector = None
         op, at = uuid.uuid4().hex, _now(self.clock)
         with self.store.transaction() as store:
             stored = self._candidates(store, text, kind, vector, model)
@@ -354,7 +390,7 @@ class Memory:
         va, vb = self._embed(a)[0], self._embed(b)[0]
         cos = cosine(va, vb) if va is not None and vb is not None else None
         model = self.embedder.model_id if self.embedder is not None else None
-        return compare_texts(b, kind, a, kind, self.settings, cos, model)
+        return compare_texts(b, kind, a, kind, self.settings, cos, model, analyse_all=True)
 
     def history(self, fact_id: str) -> Events:
         """Every event that touched the fact, oldest first (also after it was forgotten)."""
@@ -430,17 +466,16 @@ class Memory:
         with self.store.transaction() as store:
             return _history.undo(store, self.user, event_id, op, at)
 
-    def import_rows(self, rows: Rows) -> dict[str, int]:
-        """Remember each {"text", "kind"?, "pinned"?, "source"?} through the normal write path.
-
-        Every row is validated before the first write, so bad input changes nothing."""
+    def import_rows(self, rows: Rows, batch_size: int = 256,
+                    progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+        """Remember each {"text", "kind"?, "pinned"?, "source"?} through the normal write path,
+        in batches. Every row is validated before the first write, so bad input changes
+        nothing."""
         for row in rows:
             check_import_row(row)
         counts = {"created": 0, "merged": 0, "conflict": 0}
-        for row in rows:
-            result = self.remember(row["text"], kind=row.get("kind") or "fact",
-                                   pinned=bool(row.get("pinned", False)),
-                                   source=row.get("source") or "import")
+        rows = [{**row, "source": row.get("source") or "import"} for row in rows]
+        for result in self.remember_many(rows, batch_size=batch_size, progress=progress):
             counts[result.action] += 1
         return counts
 

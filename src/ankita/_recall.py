@@ -61,10 +61,8 @@ def recall(store: SQLiteStore, user: str, query: str, limit: int,
         candidates = [f for f in candidates if f.status == "active"]
     else:
         # Nothing to search for ("what do you know?"): the most recently confirmed facts.
-        recent = store.list_facts(user, kinds=kinds)
-        recent.sort(key=lambda f: f.last_confirmed_at, reverse=True)
-        candidates = recent[:limit]
-    pinned = [f for f in store.list_facts(user, kinds=kinds) if f.pinned]
+        candidates = store.recent_facts(user, limit, kinds)
+    pinned = store.pinned_facts(user, kinds)
 
     def relevance(fact: Fact) -> float:
         coverage = (len(match_words(query_words, content_words(fact.text))) / len(query_words)

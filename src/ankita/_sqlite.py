@@ -133,6 +133,7 @@ _M004: list[Any] = [
     "DROP TABLE vectors",
     "ALTER TABLE vectors_new RENAME TO vectors",
     "CREATE INDEX vectors_model ON vectors (model, seq)",
+    "CREATE INDEX IF NOT EXISTS facts_pinned ON facts (user, pinned)",
 ]
 
 MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004)
@@ -245,9 +246,10 @@ class SQLiteStore:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start:start + 500])
             marks = ",".join("?" * len(chunk))
+            # Two indexed lookups: an OR across columns would scan the whole table.
             for a, b in self.db.execute(
-                    f"SELECT a, b FROM links WHERE a IN ({marks}) OR b IN ({marks})",
-                    chunk + chunk):
+                    f"SELECT a, b FROM links WHERE a IN ({marks}) "
+                    f"UNION SELECT a, b FROM links WHERE b IN ({marks})", chunk + chunk):
                 if a in out:
                     out[a].append(b)
                 if b in out:
@@ -272,11 +274,34 @@ class SQLiteStore:
             params += list(kinds)
         return self._facts(sql + " ORDER BY seq", params)
 
+    def pinned_facts(self, user: str, kinds: Sequence[str] | None = None) -> list[Fact]:
+        sql, params = "WHERE user = ? AND status = 'active' AND pinned = 1", [user]
+        if kinds:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        return self._facts(sql + " ORDER BY seq", params)
+
+    def recent_facts(self, user: str, limit: int,
+                     kinds: Sequence[str] | None = None) -> list[Fact]:
+        sql, params = "WHERE user = ? AND status = 'active'", [user]
+        if kinds:
+            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        return self._facts(sql + " ORDER BY last_confirmed_at DESC, seq DESC LIMIT ?",
+                           [*params, limit])
+
     def facts_by_ids(self, user: str, ids: Sequence[str]) -> list[Fact]:
+        """The facts with these ids, oldest first (the order the exhaustive scan uses)."""
         if not ids:
             return []
-        marks = ",".join("?" * len(ids))
-        return self._facts(f"WHERE user = ? AND id IN ({marks}) ORDER BY seq", [user, *ids])
+        # Through a temporary table: any number of ids, one indexed join, ordered by seq.
+        self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id TEXT PRIMARY KEY)")
+        self.db.execute("DELETE FROM wanted")
+        self.db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(i,) for i in ids])
+        found = self._facts("WHERE user = ? AND id IN (SELECT id FROM wanted) ORDER BY seq",
+                            [user])
+        self.db.execute("DELETE FROM wanted")
+        return found
 
     def insert_fact(self, fact: Fact) -> None:
         self.db.execute(
