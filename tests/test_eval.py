@@ -92,3 +92,16 @@ def test_malformed_pair_files_are_refused(tmp_path, content, message):
                          else [])
 def test_lexical_mode_merges_at_most_3_percent_of_non_duplicates(name):
     assert run_eval(str(DEV / name))["wrong_merge_rate"] <= 0.03
+
+
+def test_by_source_scores_each_source(tmp_path):
+    pairs = tmp_path / "p.jsonl"
+    pairs.write_text("\n".join(json.dumps(p) for p in [
+        {"a": "I use Postgres", "b": "Database is Postgres", "label": "duplicate", "source": "x"},
+        {"a": "I live in Berlin", "b": "I live in Munich", "label": "conflict", "source": "y"},
+        {"a": "I like jazz", "b": "I like blues", "label": "duplicate", "source": "y"},
+    ]))
+    report = run_eval(str(pairs), "--by-source")
+    assert report["by_source"]["x"] == {"pairs": 1, "accuracy": 1.0, "macro_f1": 1.0,
+                                        "wrong_merge_rate": 0.0}
+    assert report["by_source"]["y"]["pairs"] == 2 and report["by_source"]["y"]["accuracy"] == 0.5

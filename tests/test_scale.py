@@ -114,3 +114,21 @@ def test_the_analysis_gate_never_changes_a_decision(a, b, plain):
     gated = compare_texts(b, "fact", a, "fact", chosen)
     full = compare_texts(b, "fact", a, "fact", chosen, analyse_all=True)
     assert gated.action == full.action, (a, b, full.reason)
+
+
+def test_bench_command_prints_the_documented_json():
+    import json
+
+    from click.testing import CliRunner
+
+    from ankita.cli import cli
+
+    result = CliRunner().invoke(cli, ["--embedder", "none", "bench", "--facts", "60",
+                                      "--writes", "20", "--json"])
+    assert result.exit_code == 0, result.output
+    run = json.loads(result.output[result.output.index("{"):])["runs"][0]
+    for field in ("facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms",
+                  "recall_p95_ms", "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup",
+                  "decisions_identical"):
+        assert field in run, field
+    assert run["facts"] == 60 and run["decisions_identical"] is True

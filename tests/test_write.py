@@ -316,3 +316,23 @@ def test_a_newer_schema_is_refused(db_path):
     con.close()
     with pytest.raises(StoreError, match="schema 99"):
         Memory(db_path, embedder="none")
+
+
+@pytest.mark.parametrize("a,b,flagged", [
+    ("I live in Porto", "I live with my partner in Braga", True),
+    ("I live near the park in Porto", "I live in Porto near the park", False),
+    ("I'm 34", "I am in my thirties", False),
+    ("I am 41", "I turned 45 last week", True),
+    ("I'm single", "My husband cooks every Sunday", True),
+    ("My favourite film is Alien", "My favourite film is Heat", True),
+    ("My favourite film is Alien", "My favourite book is Dune", False),
+    ("I work at a bakery", "My brother works at a bank", False),
+    ("I work at a bakery", "I work for the city council", True),
+    ("I live in Porto", "My sister lives in Braga", False),
+])
+def test_single_valued_attributes_of_the_user(memory, a, b, flagged):
+    memory.remember(a)
+    result = memory.remember(b)
+    assert (result.action == "conflict") is flagged, result.reason
+    if flagged:
+        assert "attribute" in result.reason

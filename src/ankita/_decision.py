@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ._attributes import attribute_keys
 from ._config import Settings
 from ._disagree import Finding, core_size, disagreements, frame_words, has_opposite_pair
 from ._index import slot_keys
@@ -53,6 +54,8 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
     if has_opposite_pair(old_text, new_text):  # opposites count as one shared slot
         return True
     if slot_keys(old_text) & slot_keys(new_text):  # one value replaced in the same sentence
+        return True
+    if attribute_keys(old_text) & attribute_keys(new_text):  # one attribute stated twice
         return True
     words_a, words_b = content_words(old_text), content_words(new_text)
     shared = min(sum(any(words_match(x, y) for y in words_b) for x in words_a),
@@ -123,8 +126,9 @@ def compare_texts(
             # also says "same subject" ("56 year old woman" / "twenty year old male").
             if len(frame.matches) >= 2 and frame.jaccard >= 0.5:
                 frame_score = max(frame_score, settings.thresholds(new_kind)[1])
-            # One value replaced in an otherwise identical sentence: the frame is the same.
-            if any(f.check == "value" for f in conflicting):
+            # One value replaced in an otherwise identical sentence, or one attribute of the
+            # user stated twice: the frame is the same.
+            if any(f.check in ("value", "attribute") for f in conflicting):
                 frame_score = 1.0
             # Cosine may stand for "same subject" only where the wording differs by polarity;
             # "I'm 41" / "My wife is 39" are close in meaning but about different people.

@@ -347,8 +347,17 @@ def check_order(a: str, b: str) -> list[Finding]:
     return []
 
 
-CHECKS = (check_negation, check_numbers, check_swapped, check_order, check_opposites,
-          check_change_of_state, check_value)
+def check_attribute(a: str, b: str) -> list[Finding]:
+    """One single-valued attribute of the user (home, age, marital status, name, employer,
+    birthday, favourite X) with two different values."""
+    from ._attributes import attribute_conflicts
+
+    return [Finding("attribute", f"{key}: '{x}' vs '{y}'",
+                    tuple(f"{x} {y}".split())) for key, x, y in attribute_conflicts(a, b)]
+
+
+CHECKS = (check_attribute, check_negation, check_numbers, check_swapped, check_order,
+          check_opposites, check_change_of_state, check_value)
 
 
 def disagreements(a: str, b: str) -> list[Finding]:

@@ -104,3 +104,17 @@ def evaluate(pairs: list[dict[str, Any]], make_memory: Callable[[], Memory],
     report = score([p["label"] for p in pairs], predictions, embedder)
     rows = [{**p, "predicted": q} for p, q in zip(pairs, predictions, strict=True)]
     return report, rows
+
+
+def by_source(rows: list[dict[str, Any]], embedder: str) -> dict[str, dict[str, Any]]:
+    """The same figures per `source` field (pairs without one count as "unknown")."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(str(row.get("source") or "unknown"), []).append(row)
+    out = {}
+    for source, members in sorted(groups.items()):
+        report = score([r["label"] for r in members], [r["predicted"] for r in members],
+                       embedder)
+        out[source] = {k: report[k] for k in ("pairs", "accuracy", "macro_f1",
+                                              "wrong_merge_rate")}
+    return out

@@ -7,9 +7,11 @@ necessary condition of some rule in `_decision`; see docs/scale.md):
 - one holds a content word whose opposite the other holds (opposites renamed into one slot);
 - they are the same token sequence with one span of 1-3 tokens replaced (the `value` check,
   whose frame may be filler such as "my name is");
+- both state the same single-valued attribute of the user (`_attributes`);
 - their vectors are within the model's conflict line (searched separately, exactly).
 
-So a fact is indexed under `c:<content word>` and `s:<slot key>`, and a lookup asks for the
+So a fact is indexed under `c:<content word>`, `s:<slot key>` and `a:<attribute>`, and a
+lookup asks for the
 new fact's words (as exact terms and prefix ranges), their opposites and its slot keys.
 """
 
@@ -19,6 +21,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ._attributes import attribute_keys
 from ._disagree import OPPOSITE_OF, frame_sequence
 from ._similarity import PREFIX_MIN
 from ._text import STOP_WORDS, content_words, stem
@@ -45,7 +48,8 @@ def slot_keys(text: str) -> frozenset[str]:
 def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under."""
     return frozenset({"c:" + w for w in content_words(text)}
-                     | {"s:" + k for k in slot_keys(text)})
+                     | {"s:" + k for k in slot_keys(text)}
+                     | {"a:" + k for k in attribute_keys(text)})
 
 
 @dataclass(frozen=True)

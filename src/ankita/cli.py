@@ -16,6 +16,7 @@ from . import __version__
 from ._embedders import Embedder, resolve_embedder
 from ._errors import AnkitaError, InvalidInput, NotFound, StoreError, UndoError
 from ._eval import Precomputed, builtin_pairs_path, evaluate, load_pairs
+from ._eval import by_source as source_report
 from ._jsonl import read_jsonl
 from ._memory import Memory, check_import_row
 from ._models import Fact
@@ -295,9 +296,10 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--errors", is_flag=True, help="Also list every pair decided wrongly.")
 @click.option("--plain", is_flag=True, help="Plain rules only (no disagreement check).")
+@click.option("--by-source", is_flag=True, help="Also score each `source` separately.")
 @json_option
 @click.pass_context
-def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool,
+def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_source: bool,
           as_json: bool) -> None:
     """Score merge/conflict decisions on labelled pairs (default: the built-in set)."""
     opts = ctx.find_root().obj
@@ -312,6 +314,8 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool,
         return Memory(":memory:", embedder=embedder, detect_disagreement=not plain)
 
     report, rows = evaluate(pairs, fresh, name)
+    if by_source:
+        report["by_source"] = source_report(rows, name)
     if errors:
         report["errors"] = [r for r in rows if r["label"] != r["predicted"]]
     if as_json:
@@ -327,6 +331,10 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool,
         table.add_row(label, f"{v['precision']:.3f}", f"{v['recall']:.3f}", f"{v['f1']:.3f}",
                       str(v["support"]))
     console.print(table)
+    for source, figures in report.get("by_source", {}).items():
+        console.print(f"  {esc(source)}: {figures['pairs']} pairs, macro-F1 "
+                      f"{figures['macro_f1']:.3f}, wrong merges "
+                      f"{figures['wrong_merge_rate']:.1%}")
     for r in report.get("errors", []):
         console.print(esc(f"  {r['label']} -> {r['predicted']}: {r['a']} | {r['b']}"))
 
@@ -359,6 +367,42 @@ def reindex(ctx: click.Context, batch_size: int, as_json: bool) -> None:
         sys.exit(1)
 
 
+@cli.command()
+@click.option("--facts", "sizes", default="1000,10000", show_default=True,
+              help="Store sizes, comma-separated.")
+@click.option("--writes", default=300, show_default=True, type=int,
+              help="Timed writes and recalls per size.")
+@click.option("--exhaustive-writes", default=300, show_default=True, type=int,
+              help="How many of those writes also go through the exhaustive reference.")
+@json_option
+@click.pass_context
+def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int,
+          as_json: bool) -> None:
+    """Measure remember/recall latency, import rate and memory at several store sizes."""
+    from ._bench import bench as run_bench
+
+    try:
+        size_list = [int(x) for x in sizes.split(",") if x.strip()]
+    except ValueError:
+        raise InvalidInput(f"--facts takes whole numbers, got {sizes!r}") from None
+    if not size_list or any(n < 10 for n in size_list) or writes < 1:
+        raise InvalidInput("--facts sizes must be at least 10, and --writes at least 1")
+    embedder = ctx.find_root().obj["embedder"]
+    report = run_bench(size_list, embedder, writes, exhaustive_writes,
+                       on_size=lambda n: err_console.print(f"[dim]bench: {n} facts ...[/dim]"))
+    if as_json:
+        _print_json(report)
+        return
+    table = Table(title=f"ankita bench (embedder {esc(embedder)})")
+    columns = ["facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms", "recall_p95_ms",
+               "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup", "decisions_identical"]
+    for column in columns:
+        table.add_column(column.replace("_", " "))
+    for run in report["runs"]:
+        table.add_row(*[esc(str(run.get(c, run.get("error", "")))) for c in columns])
+    console.print(table)
+
+
 @cli.command(name="import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
 @json_option
@@ -370,7 +414,16 @@ def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
     flagged. A malformed line stops the import before anything is written.
     """
     rows = read_jsonl(file, file.name, check_import_row)
-    counts = _memory(ctx).import_rows(rows)
+    memory = _memory(ctx)
+    if as_json or not sys.stderr.isatty():
+        counts = memory.import_rows(rows)
+    else:
+        from rich.progress import Progress
+
+        with Progress(console=err_console, transient=True) as bar:
+            task = bar.add_task("importing", total=len(rows))
+            counts = memory.import_rows(rows, progress=lambda done, total: bar.update(
+                task, completed=done))
     if as_json:
         _print_json(counts)
     else:
