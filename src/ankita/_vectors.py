@@ -46,19 +46,6 @@ class VectorIndex:
             self.matrix[row] = vector / norm
             self.seq = seq
 
-    def cosines(self, vector: list[float]) -> dict[str, float]:
-        """Cosine of `vector` with every indexed fact."""
-        import numpy as np
-
-        if self.matrix is None or not self.ids:
-            return {}
-        q = np.asarray(vector, dtype=np.float32)
-        if q.shape[0] != self.matrix.shape[1]:
-            return {}
-        q /= float(np.linalg.norm(q)) or 1.0
-        scores = self.matrix[: len(self.ids)] @ q
-        return dict(zip(self.ids, scores.tolist(), strict=True))
-
     def above(self, vector: list[float], line: float) -> dict[str, float]:
         """Facts whose cosine with `vector` is at least `line`."""
         import numpy as np
