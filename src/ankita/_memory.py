@@ -248,14 +248,14 @@ class Memory:
                     vector: list[float] | None, model: str | None) -> Facts:
         """The stored facts that could change this write's decision (docs/scale.md)."""
         if self.candidate_search == "exhaustive":
-            return store.list_facts(self.user, statuses=("active", "superseded"))
+            return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         lookup = lookup_for(text)
         ids = set(store.candidate_ids(self.user, sorted(lookup.exact), sorted(lookup.prefixes)))
         if vector is not None and model:
             line = self.settings.cosine_lines(model, kind)[1]
             # A hair below the line: float32 search must not lose a pair the exact cosine keeps.
             ids |= set(self._vector_index(store, model).above(vector, line - 1e-4))
-        return store.facts_by_ids(self.user, sorted(ids))
+        return store.facts_by_ids(self.user, sorted(ids), links=False)
 
     def _create(self, store: SQLiteStore, op: str, at: str, text: str, kind: str, pinned: bool,
                 source: str | None, flagged: list[tuple[Comparison, Fact]],

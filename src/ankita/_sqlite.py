@@ -256,17 +256,19 @@ class SQLiteStore:
                     out[b].append(a)
         return out
 
-    def _facts(self, sql: str, params: Sequence[Any]) -> list[Fact]:
+    def _facts(self, sql: str, params: Sequence[Any], links: bool = True) -> list[Fact]:
         rows = self.db.execute(f"SELECT {_FACT_COLUMNS} FROM facts {sql}", params).fetchall()
-        links = self._links_map([r[0] for r in rows])
-        return [_row_to_fact(r, tuple(sorted(links[r[0]]))) for r in rows]
+        if not links:  # comparing does not need them; a dense conflict graph makes them costly
+            return [_row_to_fact(r, ()) for r in rows]
+        found = self._links_map([r[0] for r in rows])
+        return [_row_to_fact(r, tuple(sorted(found[r[0]]))) for r in rows]
 
     def get_fact(self, user: str, fact_id: str) -> Fact | None:
         found = self._facts("WHERE user = ? AND id = ?", (user, fact_id))
         return found[0] if found else None
 
     def list_facts(self, user: str, statuses: Sequence[str] = ("active",),
-                   kinds: Sequence[str] | None = None) -> list[Fact]:
+                   kinds: Sequence[str] | None = None, links: bool = True) -> list[Fact]:
         sql = f"WHERE user = ? AND status IN ({','.join('?' * len(statuses))})"
         params: list[Any] = [user, *statuses]
         if kinds:
@@ -290,16 +292,20 @@ class SQLiteStore:
         return self._facts(sql + " ORDER BY last_confirmed_at DESC, seq DESC LIMIT ?",
                            [*params, limit])
 
-    def facts_by_ids(self, user: str, ids: Sequence[str]) -> list[Fact]:
+    def facts_by_ids(self, user: str, ids: Sequence[str], links: bool = True) -> list[Fact]:
         """The facts with these ids, oldest first (the order the exhaustive scan uses)."""
         if not ids:
             return []
+        if len(ids) <= 900:  # under SQLite's parameter limit: one plain IN query
+            marks = ",".join("?" * len(ids))
+            return self._facts(f"WHERE user = ? AND id IN ({marks}) ORDER BY seq",
+                               [user, *ids], links)
         # Through a temporary table: any number of ids, one indexed join, ordered by seq.
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM wanted")
         self.db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(i,) for i in ids])
         found = self._facts("WHERE user = ? AND id IN (SELECT id FROM wanted) ORDER BY seq",
-                            [user])
+                            [user], links)
         self.db.execute("DELETE FROM wanted")
         return found
 
