@@ -93,6 +93,10 @@ def test_compare_explain(run):
     assert "conflict" in out.output and "negation" in out.output
     data = as_json(run("compare", "I use Postgres", "Database is Postgres", "--json"))
     assert data["action"] == "merge" and data["lexical"]["winner"] == "jaccard"
+    gates = {g["gate"]: g["passed"] for g in data["gates"]}
+    assert gates["score 1.00 >= merge line 0.85"] is True
+    assert gates["no disagreement found"] is True
+    assert "pass" in out.output and "fail" in out.output
 
 
 @pytest.mark.parametrize("args,code,message", [

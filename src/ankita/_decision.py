@@ -36,6 +36,7 @@ class Comparison:
     frame_score: float
     same_kind: bool
     reason: str
+    gates: tuple[tuple[str, bool], ...] = ()  # every gate of the decision, passed or not
 
     @property
     def rank(self) -> tuple[int, float]:
@@ -136,9 +137,22 @@ def compare_texts(
                                             for f in conflicting):
                 frame_score = max(frame_score, semantic)
 
+    gates = (
+        (f"score {score:.2f} >= merge line {dedup:.2f}", score >= dedup),
+        (f"score {score:.2f} >= conflict line {conflict_line:.2f}", score >= conflict_line),
+        (f"same kind ({old_kind} / {new_kind})", same_kind),
+        ("lexical evidence: >= 3 content words each, >= 2 agree, Jaccard >= 0.5",
+         _lexical_evidence(lex)),
+        ("cosine from vectors on both facts", cosine is not None),
+        ("disagreement check on", settings.detect_disagreement),
+        ("no disagreement found", not findings),
+        (f"frame related: {frame_score:.2f} >= {conflict_line:.2f}",
+         frame_score >= conflict_line),
+    )
+
     def result(action: str, reason: str) -> Comparison:
         return Comparison(action, round(score, 6), method, lex, cosine, findings,
-                          round(frame_score, 6), same_kind, reason)
+                          round(frame_score, 6), same_kind, reason, gates)
 
     why = "; ".join(str(f) for f in conflicting)
     if score >= dedup:

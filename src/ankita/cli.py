@@ -275,7 +275,8 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
                         "matches": [list(m) for m in c.lexical.matches]},
             "cosine": c.cosine, "findings": [{"check": f.check, "detail": f.detail}
                                              for f in c.findings],
-            "frame_score": c.frame_score}
+            "frame_score": c.frame_score,
+            "gates": [{"gate": name, "passed": passed} for name, passed in c.gates]}
     if as_json:
         _print_json(data)
         return
@@ -290,6 +291,9 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
             console.print(f"  finding: {esc(str(finding))}")
         if c.findings:
             console.print(f"  frame score without the disagreeing words: {c.frame_score:.2f}")
+        for name, passed in c.gates:
+            mark = "[green]pass[/green]" if passed else "[red]fail[/red]"
+            console.print(f"  {mark}  {esc(name)}")
 
 
 @cli.command(name="eval")
