@@ -165,11 +165,6 @@ def has_opposite_pair(a: str, b: str) -> bool:
     return any(OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a) - STOP_WORDS)
 
 
-def has_number(text: str) -> bool:
-    """Does the text state a number (digits, number words, ordinals)?"""
-    return bool(_numbers(text))
-
-
 def check_numbers(a: str, b: str) -> list[Finding]:
     """Both facts state numbers (ages, counts, years, times) and they differ."""
     na, nb = _numbers(a), _numbers(b)
@@ -241,12 +236,6 @@ def _word_forms(text: str) -> frozenset[str]:
     """Every token and its stem: what the opposites and vocabulary checks look up."""
     toks = tokens(text)
     return frozenset(toks) | frozenset(stem(w) for w in toks)
-
-
-@lru_cache(maxsize=8192)
-def frame_token_set(text: str) -> frozenset[str]:
-    """Stems of every token that is not a function word (filler included: "my name is")."""
-    return frozenset(stem(w) for w in tokens(text) if w not in FUNCTION_WORDS)
 
 
 def check_change_of_state(a: str, b: str) -> list[Finding]:

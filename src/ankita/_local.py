@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -130,7 +130,3 @@ class LocalEmbedder(Embedder):
         pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
         result: list[list[float]] = pooled.astype(float).tolist()
         return result
-
-
-def factory(model: str = DEFAULT_MODEL) -> Callable[[], Embedder]:
-    return lambda: LocalEmbedder(model)

@@ -168,8 +168,3 @@ def from_env(name: str) -> Embedder:
     if name == "ollama":
         return OllamaEmbedder(base, model)
     return OpenAIEmbedder(base, model, os.environ.get("EMBED_API_KEY") or None)
-
-
-def detect_provider(base: str) -> str:
-    """An OpenAI-compatible base ends in /v1 (LM Studio, llama.cpp); anything else is Ollama."""
-    return "openai" if base.rstrip("/").endswith("/v1") else "ollama"

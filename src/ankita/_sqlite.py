@@ -422,9 +422,6 @@ class SQLiteStore:
         self.db.executemany("UPDATE events SET undone_by = ? WHERE id = ?",
                             [(by, i) for i in event_ids])
 
-    def all_events(self, user: str) -> list[Event]:
-        return self._events("WHERE user = ? ORDER BY id", (user,))
-
     # -- vectors --------------------------------------------------------------------------
 
     def put_vector(self, fact_id: str, model: str, vector: bytes, dim: int) -> None:
@@ -462,11 +459,6 @@ class SQLiteStore:
                 f"SELECT fact_id, vector FROM vectors WHERE model = ? AND fact_id IN "
                 f"({','.join('?' * len(chunk))})", [model, *chunk]))
         return out
-
-    def vectors(self, user: str, model: str) -> dict[str, bytes]:
-        return {r[0]: r[1] for r in self.db.execute(
-            "SELECT v.fact_id, v.vector FROM vectors v JOIN facts f ON f.id = v.fact_id "
-            "WHERE f.user = ? AND v.model = ?", (user, model))}
 
     # -- tokens ---------------------------------------------------------------------------
 
