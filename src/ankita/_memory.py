@@ -151,6 +151,16 @@ class Memory:
         except EmbedderError as exc:
             return None, str(exc)
 
+    def _dimension_error(self, model: str, vectors: Sequence[list[float]]) -> str | None:
+        """Why these vectors cannot be stored, if a provider changed its dimension under the
+        same model id; else None."""
+        known = self.store.vector_dim(model)
+        for vector in vectors:
+            if known is not None and len(vector) != known:
+                return (f"{model}: {len(vector)} dimensions, but this store holds {known} "
+                        "for that model")
+        return None
+
     def _new_id(self) -> str:
         while True:
             fact_id = secrets.token_hex(8)
@@ -204,12 +214,9 @@ class Memory:
                   vector: list[float] | None, embedding_error: str | None) -> WriteResult:
         model = self.embedder.model_id if self.embedder is not None else None
         if vector is not None and model:
-            known = self.store.vector_dim(model)
-            if known is not None and known != len(vector):
-                # A provider may not change its dimension under the same model id.
-                embedding_error = (f"{model}: {len(vector)} dimensions, but this store holds "
-                                   f"{known} for that model")
-                vector = None
+            wrong = self._dimension_error(model, [vector])
+            if wrong is not None:
+                embedding_error, vector = wrong, None
         op, at = uuid.uuid4().hex, _now(self.clock)
         with self.store.transaction() as store:
             stored = self._candidates(store, text, kind, vector, model)
@@ -497,9 +504,9 @@ class Memory:
             batch = todo[start:start + batch_size]
             try:
                 vectors = self.embedder.embed_checked([text for _, text in batch])
-                known = self.store.vector_dim(model)
-                if known is not None and any(len(v) != known for v in vectors):
-                    raise EmbedderError(f"{model}: dimension differs from the stored {known}")
+                wrong = self._dimension_error(model, vectors)
+                if wrong is not None:
+                    raise EmbedderError(wrong)
             except EmbedderError as exc:
                 failed += len(batch)
                 errors.append(str(exc))
