@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -21,6 +21,7 @@ from ._jsonl import read_jsonl
 from ._memory import Memory, check_import_row
 from ._models import Fact
 
+T = TypeVar("T")
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -50,6 +51,19 @@ def _memory(ctx: click.Context) -> Memory:
     memory = Memory(path=opts["db"], user=opts["user"], embedder=opts["embedder"])
     ctx.call_on_close(memory.close)
     return memory
+
+
+def _with_progress(label: str, quiet: bool,
+                   call: Callable[[Callable[[int, int], None] | None], T]) -> T:
+    """Run `call`, giving it a progress callback that drives a bar on stderr when a person is
+    watching (a terminal, and no --json); otherwise no callback."""
+    if quiet or not sys.stderr.isatty():
+        return call(None)
+    from rich.progress import Progress
+
+    with Progress(console=err_console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+        return call(lambda done, total: bar.update(task, completed=done, total=total))
 
 
 def _facts_table(facts: list[Fact], title: str | None = None) -> Table:
@@ -349,17 +363,9 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
 @click.pass_context
 def reindex(ctx: click.Context, batch_size: int, as_json: bool) -> None:
     """Embed every fact that has no vector from the current embedder (or lost it)."""
-    from rich.progress import Progress
-
     memory = _memory(ctx)
-    if as_json or not sys.stderr.isatty():
-        report = memory.reindex(batch_size=batch_size)
-    else:
-        with Progress(console=err_console, transient=True) as bar:
-            task = bar.add_task("embedding", total=None)
-            report = memory.reindex(batch_size=batch_size,
-                                    progress=lambda done, total: bar.update(
-                                        task, completed=done, total=total))
+    report = _with_progress("embedding", as_json, lambda progress: memory.reindex(
+        batch_size=batch_size, progress=progress))
     if as_json:
         _print_json(report)
         return
@@ -419,15 +425,8 @@ def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
     """
     rows = read_jsonl(file, file.name, check_import_row)
     memory = _memory(ctx)
-    if as_json or not sys.stderr.isatty():
-        counts = memory.import_rows(rows)
-    else:
-        from rich.progress import Progress
-
-        with Progress(console=err_console, transient=True) as bar:
-            task = bar.add_task("importing", total=len(rows))
-            counts = memory.import_rows(rows, progress=lambda done, total: bar.update(
-                task, completed=done))
+    counts = _with_progress("importing", as_json,
+                            lambda progress: memory.import_rows(rows, progress=progress))
     if as_json:
         _print_json(counts)
     else:
