@@ -1,4 +1,5 @@
-"""Reading JSON Lines input (eval pairs, imports): every bad line named, nothing half-read."""
+"""Reading JSON input (eval pairs, imports, tool arguments): every bad line named, nothing
+half-read."""
 
 from __future__ import annotations
 
@@ -9,6 +10,17 @@ from typing import Any
 from ._errors import InvalidInput
 
 
+def parse_object(text: str, where: str) -> dict[str, Any]:
+    """One JSON object from text (a JSONL line, a model's tool arguments), or a clear error."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{where}: not JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{where}: not a JSON object")
+    return value
+
+
 def read_jsonl(lines: Iterable[str], where: str,
                check: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
     """Parse every line and run `check` on it before returning anything, so a caller can
@@ -17,12 +29,7 @@ def read_jsonl(lines: Iterable[str], where: str,
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{where}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(row, dict):
-            raise InvalidInput(f"{where}:{number}: not a JSON object")
+        row = parse_object(line, f"{where}:{number}")
         try:
             check(row)
         except InvalidInput as exc:

@@ -12,12 +12,12 @@ bad arguments, so an adapter can translate errors in one place.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ._errors import InvalidInput
+from ._jsonl import parse_object
 from ._memory import Memory
 
 __all__ = ["TOOLS", "Tool", "anthropic_tools", "dispatch", "openai_tools"]
@@ -165,10 +165,7 @@ def dispatch(name: str, arguments: dict[str, Any] | str | None,
     if arguments is None or arguments == "":
         arguments = {}
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{name}: arguments are not JSON ({exc.msg})") from None
+        arguments = parse_object(arguments, f"{name} arguments")
     if not isinstance(arguments, dict):
         raise InvalidInput(f"{name}: arguments must be a JSON object")
     _check(tool, arguments)
