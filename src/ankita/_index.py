@@ -24,7 +24,7 @@ from functools import lru_cache
 from ._attributes import attribute_keys
 from ._disagree import OPPOSITE_OF, frame_sequence
 from ._similarity import PREFIX_MIN
-from ._text import STOP_WORDS, content_words, stem
+from ._text import STOP_WORDS, content_words, stem, tokens
 
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 
@@ -71,14 +71,9 @@ def lookup_for(text: str) -> Lookup:
             # Stored words that are a prefix of this one (postgres stored, postgresql new).
             exact.update("c:" + word[:n] for n in range(PREFIX_MIN, len(word)))
     # Opposites: a stored fact holding the opposite of one of our content words.
-    for token in set(words) | {w for w in _raw_words(text)}:
+    raw = {t for t in tokens(text) if t not in STOP_WORDS}
+    for token in set(words) | raw:
         for opposite in OPPOSITE_OF.get(token, ()):
             if opposite not in STOP_WORDS:
                 exact.update({"c:" + opposite, "c:" + stem(opposite)})
     return Lookup(frozenset(exact), frozenset(prefixes))
-
-
-def _raw_words(text: str) -> frozenset[str]:
-    from ._text import tokens
-
-    return frozenset(t for t in tokens(text) if t not in STOP_WORDS)
