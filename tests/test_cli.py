@@ -67,6 +67,16 @@ def test_list_show_pin_unpin_forget(run):
     assert as_json(run("list", "--json")) == []
 
 
+def test_list_search_and_limit(run):
+    for text in ["I use Postgres", "I drink tea", "My sister uses Vim"]:
+        run("remember", text)
+    found = as_json(run("list", "--search", "USE", "--json"))
+    assert [f["text"] for f in found] == ["I use Postgres", "My sister uses Vim"]
+    assert len(as_json(run("list", "--limit", "1", "--json"))) == 1
+    bad = run("list", "--limit", "0")
+    assert bad.exit_code == 2 and "limit must be a positive integer" in bad.output
+
+
 def test_conflicts_clear_resolve_history_undo(run):
     a = as_json(run("remember", "I live in Berlin", "--json"))["fact"]["id"]
     b = as_json(run("remember", "I live in Munich", "--json"))["fact"]["id"]

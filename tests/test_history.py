@@ -132,3 +132,15 @@ def test_events_of_another_user_are_invisible(db_path):
             bob.undo(fact.event_id)
         with pytest.raises(NotFound):
             bob.history(fact.fact.id)
+
+
+def test_conflict_details_survive_clear_and_its_undo(memory):
+    memory.remember("I love jazz")
+    flagged = memory.remember("I hate jazz")
+    [pair] = memory.conflicts()
+    assert (pair.score, pair.reason) == (flagged.score, flagged.reason)
+    memory.clear_conflict(pair.a.id, pair.b.id)
+    clear = memory.history(pair.a.id)[-1]
+    memory.undo(clear.id)
+    [again] = memory.conflicts()
+    assert (again.score, again.reason) == (flagged.score, flagged.reason)

@@ -59,3 +59,21 @@ def test_per_kind_thresholds(tmp_path):
         m.remember("I prefer dark mode in editors", kind="habit")
         assert m.remember("I prefer dark mode in editors and terminals",
                           kind="habit").action == "merged"
+
+
+def test_the_wheel_carries_the_data_and_the_review_page(tmp_path):
+    """An editable install reads files from the checkout; a real install reads the wheel."""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "-q",
+                    "-w", str(tmp_path)], check=True, capture_output=True)
+    [wheel] = tmp_path.glob("ankita-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for needed in ("ankita/web/index.html", "ankita/web/review.js", "ankita/web/review.css",
+                   "ankita/data/pairs.jsonl", "ankita/data/minilm-vocab.txt",
+                   "ankita/py.typed"):
+        assert needed in names, needed

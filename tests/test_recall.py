@@ -112,3 +112,19 @@ def test_bad_recall_arguments(memory):
 def test_empty_store_recalls_nothing(memory):
     result = memory.recall("anything")
     assert result.facts == () and result.to_prompt() == ""
+
+
+def test_list_search_limit_and_bad_arguments(memory, clock):
+    memory.remember("I drink green tea")
+    memory.remember("Ich wohne in MÜNCHEN")
+    assert [f.text for f in memory.list(search="Tea")] == ["I drink green tea"]
+    assert [f.text for f in memory.list(search="MÜNCHEN")] == ["Ich wohne in MÜNCHEN"]
+    assert len(memory.list(limit=1)) == 1
+    for bad in [{"limit": 0}, {"limit": True}, {"limit": "3"}, {"search": 5},
+                {"search": "x" * 2001}]:
+        with pytest.raises(InvalidInput):
+            memory.list(**bad)
+    fact = memory.list()[0]
+    assert not memory.is_stale(fact)
+    clock.advance(days=400)
+    assert memory.is_stale(fact)

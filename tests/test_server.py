@@ -1,33 +1,12 @@
 """`ankita serve` over real loopback HTTP: every route, auth, isolation, bad input."""
 
-import threading
-import time
-
 import httpx
 import pytest
-import uvicorn
 
 from ankita import ConfigError, Memory
 from ankita._server import check_bind, create_app, create_token
 from ankita._sqlite import SQLiteStore
-
-
-class LiveServer:
-    def __init__(self, app):
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0,
-                                                    log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.time() + 20
-        while not self.server.started:
-            assert time.time() < deadline, "server did not start"
-            time.sleep(0.02)
-        port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
-
-    def stop(self):
-        self.server.should_exit = True
-        self.thread.join(10)
+from live import LiveServer
 
 
 @pytest.fixture
@@ -186,3 +165,30 @@ def test_non_loopback_without_tokens_is_refused(tmp_path, db_path, tokens):
         check_bind("0.0.0.0", str(tmp_path / "empty.db"))
     check_bind("0.0.0.0", str(db_path))  # tokens exist: allowed
     check_bind("127.0.0.1", str(tmp_path / "empty.db"))
+
+
+def test_listing_search_limit_stale_and_me(alice, bob):
+    for text in ["I drink green tea", "My sister lives in Lyon", "I use 100%_pure soap"]:
+        ok(alice.post("/v1/facts", json={"text": text}))
+    assert ok(alice.get("/v1/me")) == {"user": "alice"}
+    assert ok(bob.get("/v1/me")) == {"user": "bob"}
+    found = ok(alice.get("/v1/facts", params={"q": "LYON"}))
+    assert [f["text"] for f in found] == ["My sister lives in Lyon"]
+    assert found[0]["stale"] is False
+    # '%' and '_' are plain characters, not LIKE wildcards.
+    assert [f["text"] for f in ok(alice.get("/v1/facts", params={"q": "0%_p"}))] == [
+        "I use 100%_pure soap"]
+    assert ok(alice.get("/v1/facts", params={"q": "%"}))[0]["text"] == "I use 100%_pure soap"
+    assert len(ok(alice.get("/v1/facts", params={"limit": 2}))) == 2
+    assert ok(alice.get("/v1/facts", params={"limit": 0}), 422)["error"]["code"] == \
+        "invalid_request"
+    assert ok(bob.get("/v1/facts", params={"q": "tea"})) == []
+
+
+def test_conflicts_carry_the_score_and_reason_that_flagged_them(alice):
+    ok(alice.post("/v1/facts", json={"text": "I love jazz"}))
+    flagged = ok(alice.post("/v1/facts", json={"text": "I hate jazz"}))
+    [pair] = ok(alice.get("/v1/conflicts"))
+    assert pair["score"] == flagged["score"]
+    assert pair["reason"] == flagged["reason"] and "love" in pair["reason"]
+    assert pair["flagged_at"] == flagged["fact"]["created_at"]

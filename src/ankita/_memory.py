@@ -357,11 +357,24 @@ class Memory:
             raise NotFound(f"no fact {fact_id} for user {self.user!r}")
         return fact
 
-    def list(self, kind: str | None = None, include_superseded: bool = False) -> Facts:
-        """Facts oldest first; superseded ones only when asked (`list --all`)."""
+    def list(self, kind: str | None = None, include_superseded: bool = False,
+             search: str | None = None, limit: int | None = None) -> Facts:
+        """Facts oldest first; superseded ones only when asked (`list --all`). `search` keeps
+        facts whose text contains it (ASCII letters case-insensitively); `limit` caps the
+        count."""
         kinds = [validate_kind(kind)] if kind is not None else None
         statuses = ("active", "superseded") if include_superseded else ("active",)
-        return self.store.list_facts(self.user, statuses=statuses, kinds=kinds)
+        if search is not None and (not isinstance(search, str) or len(search) > MAX_TEXT):
+            raise InvalidInput(f"search must be a string of at most {MAX_TEXT} characters")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 1):
+            raise InvalidInput(f"limit must be a positive integer, not {limit!r}")
+        return self.store.list_facts(self.user, statuses=statuses, kinds=kinds,
+                                     search=search or None, limit=limit)
+
+    def is_stale(self, fact: Fact) -> bool:
+        """Unpinned and not confirmed for `stale_after_days` (recall ranks these lower)."""
+        return _recall.is_stale(fact, self.clock(), self.settings)
 
     def conflicts(self) -> Conflicts:
         """Every flagged pair of this user."""
@@ -369,7 +382,11 @@ class Memory:
         for a, b in self.store.links(self.user):
             fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
             if fa is not None and fb is not None:
-                out.append(Conflict(fa, fb))
+                event = self.store.link_event(self.user, a, b)
+                score = event.data.get("score") if event else None
+                out.append(Conflict(fa, fb, score=score,
+                                    reason=event.data.get("reason") if event else None,
+                                    flagged_at=event.at if event else None))
         return out
 
     def recall(self, query: str, limit: int = 8, kinds: Sequence[str] | None = None) -> Recall:

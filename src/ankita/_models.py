@@ -55,13 +55,18 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class Conflict:
-    """Two active facts flagged against each other; `a` < `b` by id."""
+    """Two active facts flagged against each other; `a` < `b` by id. `score`, `reason` and
+    `flagged_at` come from the history event that linked them (None if it has none)."""
 
     a: Fact
     b: Fact
+    score: float | None = None
+    reason: str | None = None
+    flagged_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"a": self.a.to_dict(), "b": self.b.to_dict()}
+        return {"a": self.a.to_dict(), "b": self.b.to_dict(), "score": self.score,
+                "reason": self.reason, "flagged_at": self.flagged_at}
 
 
 @dataclass(frozen=True)

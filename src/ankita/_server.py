@@ -36,6 +36,8 @@ from ._errors import (
     UndoError,
 )
 from ._memory import Memory, validate_user
+from ._models import Fact
+from ._review import add_review_page
 from ._sqlite import SQLiteStore
 
 MAX_BODY = 64 * 1024
@@ -226,25 +228,38 @@ def create_app(path: str | Path, default_user: str = "default",
         with users.memory(user) as memory:
             return call(memory)
 
+    add_review_page(app)
+
     @app.get("/healthz", tags=["meta"])
     def healthz() -> dict[str, Any]:
         return {"ok": True, "version": __version__}
+
+    @app.get("/v1/me", tags=["meta"])
+    def me(user: UserDep) -> dict[str, Any]:
+        """The user this request acts as."""
+        return {"user": user}
 
     @app.post("/v1/facts", tags=["facts"])
     def remember(user: UserDep, body: FactIn) -> dict[str, Any]:
         return run(user, lambda m: m.remember(body.text, kind=body.kind, pinned=body.pinned,
                                               source=body.source).to_dict())
 
+    def with_stale(memory: Memory, fact: Fact) -> dict[str, Any]:
+        return {**fact.to_dict(), "stale": memory.is_stale(fact)}
+
     @app.get("/v1/facts", tags=["facts"])
     def list_facts(user: UserDep, kind: str | None = None,
-                   all: bool = Query(False, description="Include superseded facts.")
+                   all: bool = Query(False, description="Include superseded facts."),
+                   q: str | None = Query(None, description="Keep facts whose text contains "
+                                         "this (ASCII letters case-insensitively)."),
+                   limit: int | None = Query(None, ge=1, le=100_000)
                    ) -> list[dict[str, Any]]:
-        return run(user, lambda m: [f.to_dict() for f in m.list(kind=kind,
-                                                                 include_superseded=all)])
+        return run(user, lambda m: [with_stale(m, f) for f in m.list(
+            kind=kind, include_superseded=all, search=q, limit=limit)])
 
     @app.get("/v1/facts/{fact_id}", tags=["facts"])
     def get_fact(user: UserDep, fact_id: str) -> dict[str, Any]:
-        return run(user, lambda m: m.get(fact_id).to_dict())
+        return run(user, lambda m: with_stale(m, m.get(fact_id)))
 
     @app.delete("/v1/facts/{fact_id}", tags=["facts"])
     def forget(user: UserDep, fact_id: str) -> dict[str, Any]:

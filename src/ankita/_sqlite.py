@@ -268,13 +268,22 @@ class SQLiteStore:
         return found[0] if found else None
 
     def list_facts(self, user: str, statuses: Sequence[str] = ("active",),
-                   kinds: Sequence[str] | None = None, links: bool = True) -> list[Fact]:
+                   kinds: Sequence[str] | None = None, search: str | None = None,
+                   limit: int | None = None, links: bool = True) -> list[Fact]:
         sql = f"WHERE user = ? AND status IN ({','.join('?' * len(statuses))})"
         params: list[Any] = [user, *statuses]
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params += list(kinds)
-        return self._facts(sql + " ORDER BY seq", params)
+        if search:
+            # instr, not LIKE: '%' and '_' in the search are plain characters.
+            sql += " AND instr(lower(text), lower(?)) > 0"
+            params.append(search)
+        sql += " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._facts(sql, params, links)
 
     def pinned_facts(self, user: str, kinds: Sequence[str] | None = None) -> list[Fact]:
         sql, params = "WHERE user = ? AND status = 'active' AND pinned = 1", [user]
@@ -406,6 +415,14 @@ class SQLiteStore:
             + sql, params).fetchall()
         return [Event(id=r[0], op=r[1], type=r[2], fact_id=r[3], other_id=r[4], at=r[5],
                       data=json.loads(r[6]), undone_by=r[7]) for r in rows]
+
+    def link_event(self, user: str, a: str, b: str) -> Event | None:
+        """The latest event that flagged a and b (in either direction) and still stands."""
+        found = self._events(
+            "WHERE user = ? AND type = 'link' AND undone_by IS NULL AND ((fact_id = ? AND "
+            "other_id = ?) OR (fact_id = ? AND other_id = ?)) ORDER BY id DESC LIMIT 1",
+            (user, a, b, b, a))
+        return found[0] if found else None
 
     def events_for(self, user: str, fact_id: str) -> list[Event]:
         return self._events("WHERE user = ? AND (fact_id = ? OR other_id = ?) ORDER BY id",

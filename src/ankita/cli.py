@@ -152,11 +152,15 @@ def recall(ctx: click.Context, query: tuple[str, ...], limit: int, kinds: tuple[
 @cli.command(name="list")
 @click.option("--kind", default=None)
 @click.option("--all", "show_all", is_flag=True, help="Include superseded facts.")
+@click.option("--search", default=None, help="Only facts whose text contains this.")
+@click.option("--limit", type=int, default=None, help="At most this many facts.")
 @json_option
 @click.pass_context
-def list_(ctx: click.Context, kind: str | None, show_all: bool, as_json: bool) -> None:
+def list_(ctx: click.Context, kind: str | None, show_all: bool, search: str | None,
+          limit: int | None, as_json: bool) -> None:
     """List facts, oldest first."""
-    facts = _memory(ctx).list(kind=kind, include_superseded=show_all)
+    facts = _memory(ctx).list(kind=kind, include_superseded=show_all, search=search,
+                              limit=limit)
     if as_json:
         _print_json([f.to_dict() for f in facts])
     else:
@@ -467,7 +471,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
 @click.option("--port", default=8765, show_default=True, type=int)
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int) -> None:
-    """Serve the memory API over HTTP (OpenAPI docs at /docs)."""
+    """Serve the memory API and the review page over HTTP (OpenAPI docs at /docs)."""
     import uvicorn
 
     from ._config import default_db_path
@@ -478,7 +482,8 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
     check_bind(host, path)
     app = create_app(path, default_user=opts["user"], embedder=opts["embedder"],
                      anonymous=is_loopback(host))
-    err_console.print(f"ankita serving {esc(path)} on http://{host}:{port} (docs: /docs)")
+    err_console.print(f"ankita serving {esc(path)} on http://{host}:{port} "
+                      "(review page: /, API docs: /docs)")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -1,0 +1,208 @@
+"""The review page at `/`, end to end in Debian's Chromium driven by Playwright.
+
+Set ANKITA_SCREENSHOT_DIR to a folder to save the conflicts view there (docs/ uses it).
+"""
+
+import os
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ankita import Memory
+from ankita._server import create_app, create_token
+from ankita._sqlite import SQLiteStore
+from live import LiveServer
+
+CHROMIUM = "/usr/bin/chromium"
+# Without these Chromium keeps trying to reach Google's hosts, which this network refuses.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync"]
+
+sync_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium")
+    pytest.skip(f"needs Debian's chromium at {CHROMIUM}", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def served(db_path):
+    server = LiveServer(create_app(db_path, embedder="none", anonymous=True))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 800})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Chromium logs every 401 as a console error; the page handles those by asking for a token.
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error"
+            and "status of 401" not in msg.text else None)
+    yield page
+    context.close()
+    assert errors == [], f"the page logged errors: {errors}"
+
+
+def token_for(db_path, user):
+    store = SQLiteStore(db_path)
+    try:
+        return create_token(store, user)
+    finally:
+        store.close()
+
+
+def sign_in(page, url, token):
+    page.goto(url + "/")
+    page.get_by_label("API token").fill(token)
+    page.get_by_role("button", name="Use token").click()
+    sync_api.expect(page.locator("#who")).to_have_text("memory of alice")
+
+
+def test_resolve_a_conflict_by_clicking_then_undo_it(db_path, served, page):
+    token = token_for(db_path, "alice")
+    with httpx.Client(base_url=served.url, timeout=10,
+                      headers={"Authorization": f"Bearer {token}"}) as api:
+        old = api.post("/v1/facts", json={"text": "I live in Berlin", "kind": "location"}).json()
+        new = api.post("/v1/facts", json={"text": "I live in Munich", "kind": "location"}).json()
+    assert new["action"] == "conflict" and new["conflicts_with"] == [old["fact"]["id"]]
+    berlin, munich = old["fact"]["id"], new["fact"]["id"]
+
+    sign_in(page, served.url, token)
+    page.get_by_role("link", name=re.compile("Conflicts")).click()
+    pair = page.get_by_role("article", name="Conflict 1")
+    sync_api.expect(pair).to_contain_text("I live in Berlin")
+    sync_api.expect(pair).to_contain_text("I live in Munich")
+    sync_api.expect(pair.locator(".reason")).not_to_have_text("No reason was recorded.")
+    sync_api.expect(pair.locator(".pair-head")).to_contain_text("score")
+    if os.environ.get("ANKITA_SCREENSHOT_DIR"):
+        page.screenshot(path=str(Path(os.environ["ANKITA_SCREENSHOT_DIR"]) / "review.png"),
+                        full_page=True)
+
+    # Pairs are ordered by id, and ids are random: find Berlin's side, keep the move to Munich.
+    left_text = pair.locator(".side").nth(0).locator(".text").inner_text()
+    keep = "Keep right" if left_text == "I live in Berlin" else "Keep left"
+    pair.get_by_role("button", name=keep).click()
+    sync_api.expect(page.locator("#status")).to_contain_text("is superseded")
+    sync_api.expect(page.locator("#conflicts-list")).to_have_text(
+        "No conflicts. Nothing to settle.")
+
+    with Memory(db_path, user="alice", embedder="none") as memory:
+        assert memory.get(munich).status == "active"
+        assert memory.get(berlin).status == "superseded"
+        assert memory.conflicts() == []
+
+    # The status line links to the superseded fact's history; undo the resolve from there.
+    page.locator("#status").get_by_role("link", name="Undo from its history").click()
+    sync_api.expect(page.locator("#fact-title")).to_have_text("Fact")
+    undo = page.get_by_role("button", name=re.compile(r"Undo event \d+: .*superseded"))
+    undo.click()
+    sync_api.expect(page.locator("#status")).to_contain_text("Undid resolve")
+    sync_api.expect(page.locator("#conflict-count")).to_have_text("1")
+
+    with Memory(db_path, user="alice", embedder="none") as memory:
+        assert memory.get(munich).status == "active"
+        assert memory.get(berlin).status == "active"
+        assert [(c.a.id, c.b.id) for c in memory.conflicts()] == [tuple(sorted((berlin,
+                                                                                munich)))]
+
+
+def test_keep_both_clears_the_flag(db_path, served, page):
+    with Memory(db_path, user="default", embedder="none") as memory:
+        memory.remember("I love jazz")
+        memory.remember("I hate jazz")
+        assert len(memory.conflicts()) == 1
+    page.goto(served.url + "/#conflicts")  # single-user mode: no token needed on loopback
+    page.get_by_role("button", name="Keep both").click()
+    sync_api.expect(page.locator("#status")).to_contain_text("Kept both")
+    with Memory(db_path, user="default", embedder="none") as memory:
+        assert memory.conflicts() == []
+        assert [f.status for f in memory.list()] == ["active", "active"]
+
+
+def test_facts_view_groups_searches_pins_and_forgets(db_path, served, page):
+    with Memory(db_path, user="default", embedder="none") as memory:
+        tea = memory.remember("I drink green tea every morning", kind="preference").fact
+        memory.remember("My sister lives in Lyon", kind="family")
+        memory.remember("I use Postgres at work", kind="tool")
+    page.goto(served.url + "/")
+    for kind in ("family (1)", "preference (1)", "tool (1)"):
+        sync_api.expect(page.get_by_role("heading", name=kind)).to_be_visible()
+
+    page.get_by_label("Search").fill("LYON")
+    sync_api.expect(page.locator(".fact")).to_have_count(1)
+    sync_api.expect(page.locator(".fact")).to_contain_text("My sister lives in Lyon")
+    page.get_by_label("Search").fill("")
+    sync_api.expect(page.locator(".fact")).to_have_count(3)
+
+    page.get_by_role("button", name="Pin: I drink green tea every morning").click()
+    sync_api.expect(page.locator(f'[data-id="{tea.id}"] .badge.pinned')).to_be_visible()
+
+    # Forget asks first; Cancel (which has focus) changes nothing.
+    page.get_by_role("button", name="Forget: I use Postgres at work").click()
+    page.keyboard.press("Enter")
+    sync_api.expect(page.locator(".fact")).to_have_count(3)
+    page.get_by_role("button", name="Forget: I use Postgres at work").click()
+    page.get_by_role("dialog").get_by_role("button", name="Forget").click()
+    sync_api.expect(page.locator(".fact")).to_have_count(2)
+
+    with Memory(db_path, user="default", embedder="none") as memory:
+        assert memory.get(tea.id).pinned
+        assert sorted(f.text for f in memory.list()) == ["I drink green tea every morning",
+                                                         "My sister lives in Lyon"]
+
+
+def test_page_is_usable_on_a_phone_and_by_keyboard(db_path, served, browser):
+    with Memory(db_path, user="default", embedder="none") as memory:
+        memory.remember("I prefer dark mode")
+        memory.remember("I prefer light mode")
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    page.goto(served.url + "/#conflicts")
+    pair = page.get_by_role("article", name="Conflict 1")
+    sync_api.expect(pair).to_be_visible()
+    # Nothing wider than the screen: no sideways scrolling on a phone.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    sides = pair.locator(".side")
+    assert sides.nth(0).bounding_box()["y"] < sides.nth(1).bounding_box()["y"]  # stacked
+
+    # Tab from the top reaches the skip link, then the views; Enter follows a link.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    sync_api.expect(page.locator("#facts-title")).to_be_focused()
+    context.close()
+
+
+def test_page_loads_nothing_from_elsewhere_and_sets_a_strict_policy(served, page):
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    response = page.goto(served.url + "/")
+    sync_api.expect(page.locator("#facts-summary")).to_have_text("No facts yet.")
+    assert all(url.startswith(served.url) for url in requested), requested
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy
+
+
+def test_a_bad_token_is_refused_and_the_form_comes_back(db_path, served, page):
+    token_for(db_path, "alice")  # once a token exists, every request needs one
+    page.goto(served.url + "/")
+    sync_api.expect(page.get_by_label("API token")).to_be_visible()
+    page.get_by_label("API token").fill("ank_wrong")
+    page.get_by_role("button", name="Use token").click()
+    sync_api.expect(page.locator("#status")).to_contain_text("valid token")
+    sync_api.expect(page.get_by_label("API token")).to_be_visible()
