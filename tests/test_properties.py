@@ -31,7 +31,7 @@ def check_invariants(memory: Memory) -> None:
             assert other in facts, "link points at a missing fact"
             assert fact.id in facts[other].conflicts_with, "link is not symmetric"
             assert other != fact.id
-    assert memory.store.integrity_problems() == []
+    assert memory.doctor()["problems"] == []
     # No two active facts with the same text: remembering a text twice never makes two facts.
     active = [f.text for f in facts.values() if f.status == "active"]
     assert len(active) == len(set(active))

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import _history, _recall
+from . import _doctor, _history, _recall
 from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
@@ -538,6 +538,12 @@ class Memory:
                 progress(min(start + batch_size, len(todo)), len(todo))
         return {"model": model, "missing": len(todo), "embedded": done, "failed": failed,
                 "errors": errors[:5]}
+
+    def doctor(self, repair: bool = False) -> dict[str, Any]:
+        """Check the whole store (every user); with `repair`, fix only what is safe to fix
+        (see `_doctor`). `ok` is true when nothing is left unresolved."""
+        model = self.embedder.model_id if self.embedder is not None else None
+        return _doctor.diagnose(self.store, repair=repair, model=model)
 
     def export(self) -> Rows:
         """Every fact of this user, superseded ones included, as plain dicts."""

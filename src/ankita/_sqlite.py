@@ -3,18 +3,52 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ._errors import StoreError
 from ._models import Event, Fact
 
 BUSY_TIMEOUT_S = 10.0  # one wait inside SQLite
 LOCK_RETRIES = 5  # then whole-transaction retries with backoff, so a busy store never loses a write
+
+F = TypeVar("F")
+
+
+def describe(path: str, exc: sqlite3.Error) -> str:
+    """A sentence a user can act on, for the SQLite errors a store can meet."""
+    text = str(exc)
+    if "disk is full" in text or "disk I/O error" in text:
+        return f"no space left for {path} ({text}); nothing was written. Free some disk space."
+    if "readonly" in text or "read-only" in text:
+        return f"{path} is read-only ({text}); nothing was written."
+    if "malformed" in text or "not a database" in text:
+        return f"{path} is damaged or not an Ankita store ({text}); run `ankita doctor`."
+    if "unable to open" in text:
+        folder = Path(path).expanduser().parent
+        if folder.is_dir() and not os.access(folder, os.W_OK):
+            return (f"{path} is read-only: its folder cannot be written ({text}), and SQLite "
+                    "needs it for the write-ahead log. Nothing was changed.")
+        return f"cannot open {path} ({text}): check that the folder exists and is writable."
+    return f"{path}: {text}"
+
+
+def _translated(method: F) -> F:
+    """sqlite3 errors leave the store as StoreError: the one seam where they are translated."""
+    @functools.wraps(method)  # type: ignore[arg-type]
+    def wrapper(self: SQLiteStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)  # type: ignore[operator]
+        except sqlite3.Error as exc:
+            raise StoreError(describe(self.path, exc)) from exc
+    return wrapper  # type: ignore[return-value]
+
 
 _FACT_COLUMNS = ("id, user, text, kind, pinned, status, source, created_at, updated_at, "
                  "last_confirmed_at, mentions")
@@ -165,8 +199,8 @@ class SQLiteStore:
                 self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
             self.db.execute("PRAGMA synchronous = NORMAL")
             self._retry(self._migrate)
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StoreError(describe(self.path, exc)) from exc
         self._depth = 0
 
     # -- transactions ---------------------------------------------------------------------
@@ -216,20 +250,26 @@ class SQLiteStore:
             finally:
                 self._depth -= 1
             return
-        self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
+        try:
+            self._retry(lambda: self.db.execute("BEGIN IMMEDIATE"))
+        except sqlite3.Error as exc:
+            raise StoreError(describe(self.path, exc)) from exc
         self._depth = 1
         try:
             yield self
         except BaseException:
             self._depth = 0
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:  # SQLite may already have rolled back (disk full)
+                self.db.execute("ROLLBACK")
             raise
         self._depth = 0
         try:
             self._retry(lambda: self.db.execute("COMMIT"))
-        except BaseException:
+        except BaseException as exc:
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(describe(self.path, exc)) from exc
             raise
 
     def close(self) -> None:
@@ -500,20 +540,9 @@ class SQLiteStore:
 
     # -- checks ---------------------------------------------------------------------------
 
-    def integrity_problems(self) -> list[str]:
-        """What `doctor` reports: SQLite's own check plus our invariants."""
-        problems = [r[0] for r in self.db.execute("PRAGMA integrity_check") if r[0] != "ok"]
-        for (a, b) in self.db.execute(
-                "SELECT a, b FROM links WHERE a NOT IN (SELECT id FROM facts) "
-                "OR b NOT IN (SELECT id FROM facts)"):
-            problems.append(f"link {a}-{b} points at a missing fact")
-        for (a, b) in self.db.execute(
-                "SELECT l.a, l.b FROM links l JOIN facts fa ON fa.id = l.a "
-                "JOIN facts fb ON fb.id = l.b WHERE fa.user != fb.user OR fa.user != l.user"):
-            problems.append(f"link {a}-{b} crosses users")
-        try:
-            self.db.execute("INSERT INTO facts_fts (facts_fts, rank) VALUES "
-                            "('integrity-check', 1)")
-        except sqlite3.DatabaseError as exc:
-            problems.append(f"full-text index: {exc}")
-        return problems
+
+
+# Every public method translates sqlite3 errors (transaction() does so itself, as a generator).
+for _name, _method in list(vars(SQLiteStore).items()):
+    if callable(_method) and not _name.startswith("_") and _name != "transaction":
+        setattr(SQLiteStore, _name, _translated(_method))

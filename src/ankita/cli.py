@@ -447,22 +447,36 @@ def export(ctx: click.Context, output: Any) -> None:
 
 
 @cli.command()
+@click.option("--repair", is_flag=True,
+              help="Fix what is safe: rebuild indexes, drop links and vectors that point at "
+                   "nothing. Facts and history are never changed.")
 @json_option
 @click.pass_context
-def doctor(ctx: click.Context, as_json: bool) -> None:
-    """Check the store: SQLite integrity, links, full-text index, schema version."""
+def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
+    """Check the store: schema, SQLite integrity, links, history, indexes, vectors."""
     memory = _memory(ctx)
-    problems = memory.store.integrity_problems()
-    report = {"path": memory.path, "schema_version": memory.store.schema_version(),
-              "ok": not problems, "problems": problems}
+    report = memory.doctor(repair=repair)
     if as_json:
         _print_json(report)
     else:
         console.print(f"{esc(memory.path)} (schema {report['schema_version']}): "
-                      + ("[green]ok[/green]" if not problems else "[red]problems[/red]"))
-        for p in problems:
-            console.print(f"  - {esc(p)}")
-    if problems:
+                      + ("[green]ok[/green]" if report["ok"] else "[red]problems[/red]"))
+        for check in report["checks"]:
+            mark = "[green]ok[/green]" if check["ok"] else "[red]FAIL[/red]"
+            console.print(f"  {mark} {esc(check['name'])}")
+            for problem in check["problems"][:20]:
+                console.print(f"      - {esc(problem)}")
+            if len(check["problems"]) > 20:
+                console.print(f"      ... and {len(check['problems']) - 20} more")
+            if check["problems"] and check["repairable"]:
+                console.print("      (`ankita doctor --repair` can fix this)")
+        for done in report["repaired"]:
+            console.print(f"  [cyan]repaired:[/cyan] {esc(done)}")
+        vectors = report["vectors"]
+        if vectors["current_model"] and vectors["facts_without_current_vectors"]:
+            console.print(f"  {vectors['facts_without_current_vectors']} facts have no vector "
+                          f"from {esc(vectors['current_model'])}: `ankita reindex` adds them")
+    if not report["ok"]:
         sys.exit(1)
 
 
