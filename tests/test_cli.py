@@ -135,8 +135,9 @@ def test_import_and_export_round_trip(run, tmp_path):
     assert as_json(run("import", str(source), "--json")) == {"created": 2, "merged": 1,
                                                              "conflict": 1}
     exported = [json.loads(line) for line in run("export").output.splitlines()]
-    assert len(exported) == 3
-    assert {f["source"] for f in exported} == {"import"}
+    facts = [r["fact"] for r in exported if "fact" in r]
+    assert exported[0]["facts"] == len(facts) == 3
+    assert {f["source"] for f in facts} == {"import"}
 
 
 def test_bad_import_line_writes_nothing(run, tmp_path):

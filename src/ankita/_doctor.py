@@ -12,10 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._index import index_terms
+from ._models import EVENT_TYPES
 from ._sqlite import SCHEMA_VERSION, SQLiteStore
-
-EVENT_TYPES = {"create", "merge", "text_change", "pin", "unpin", "reactivate", "link", "clear",
-               "resolve", "forget", "undo"}
 
 
 @dataclass

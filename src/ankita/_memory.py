@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
 import secrets
 import struct
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import _doctor, _history, _recall
+from . import _doctor, _dump, _history, _recall
 from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
@@ -22,6 +21,15 @@ from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import cosine, match_words
 from ._sqlite import SQLiteStore
 from ._text import content_words
+from ._validate import (
+    CONTROL,
+    MAX_TEXT,
+    check_import_row,
+    validate_id,
+    validate_kind,
+    validate_text,
+    validate_user,
+)
 from ._vectors import VectorIndex
 
 # `Memory.list` shadows the builtin inside the class body, so annotations use these aliases.
@@ -30,64 +38,8 @@ Events = list[Event]
 Conflicts = list[Conflict]
 Rows = list[dict[str, Any]]
 
-MAX_TEXT = 2000
-_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
 def _now(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
-
-
-def validate_text(text: object) -> str:
-    """Trimmed text of 1..2000 characters, encodable as UTF-8, without control characters."""
-    if not isinstance(text, str):
-        raise InvalidInput(f"text must be a string, not {type(text).__name__}")
-    text = text.strip()
-    if not text:
-        raise InvalidInput("text is empty")
-    if len(text) > MAX_TEXT:
-        raise InvalidInput(f"text is {len(text)} characters; the limit is {MAX_TEXT}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput("text holds characters that are not valid Unicode "
-                           "(lone surrogates)") from None
-    if _CONTROL.search(text):
-        raise InvalidInput("text holds control characters")
-    return text
-
-
-def validate_kind(kind: object) -> str:
-    if not isinstance(kind, str) or not _KIND.match(kind):
-        raise InvalidInput(f"kind must be a lowercase slug (a-z, 0-9, '-', '_'), got {kind!r}")
-    return kind
-
-
-def validate_user(user: object) -> str:
-    if not isinstance(user, str) or not _USER.match(user):
-        raise InvalidInput(f"user must be 1-64 letters, digits, '-' or '_', got {user!r}")
-    return user
-
-
-def validate_id(fact_id: object) -> str:
-    if not isinstance(fact_id, str) or not _ID.match(fact_id):
-        raise InvalidInput(f"not a fact id: {fact_id!r}")
-    return fact_id
-
-
-def check_import_row(row: dict[str, Any]) -> None:
-    """One import line: a text, and optionally a kind, pinned flag and source."""
-    if not isinstance(row.get("text"), str):
-        raise InvalidInput("needs a string field 'text'")
-    validate_text(row["text"])
-    validate_kind(row.get("kind") or "fact")
-    if not isinstance(row.get("pinned", False), bool):
-        raise InvalidInput("pinned must be true or false")
-    if row.get("source") is not None and not isinstance(row["source"], str):
-        raise InvalidInput("source must be a string")
 
 
 def _pack(vector: Sequence[float]) -> bytes:
@@ -181,7 +133,7 @@ class Memory:
         if not isinstance(pinned, bool):
             raise InvalidInput("pinned must be true or false")
         if source is not None and (not isinstance(source, str) or len(source) > 200
-                                   or _CONTROL.search(source)):
+                                   or CONTROL.search(source)):
             raise InvalidInput("source must be a short string")
         return text, kind
 
@@ -545,6 +497,19 @@ class Memory:
         model = self.embedder.model_id if self.embedder is not None else None
         return _doctor.diagnose(self.store, repair=repair, model=model)
 
-    def export(self) -> Rows:
-        """Every fact of this user, superseded ones included, as plain dicts."""
-        return [f.to_dict() for f in self.list(include_superseded=True)]
+    def export(self, vectors: bool = False) -> Iterator[dict[str, Any]]:
+        """This user's whole memory in the lossless export format (docs/export.md): a header,
+        then facts, links, history and, if asked, vectors. Read in one transaction, so a
+        writer running meanwhile never tears it."""
+        with self.store.transaction() as store:
+            records = list(_dump.export_records(store, self.user, vectors=vectors))
+        return iter(records)
+
+    def backup(self, target: str | Path) -> str:
+        """Copy the whole store (every user) to a new file, safely while writers run."""
+        return self.store.backup(target)
+
+    def restore(self, rows: Rows) -> dict[str, int]:
+        """Load an export into this user's memory, which must be empty: ids, statuses, links,
+        history and vectors come back exactly. Checks every record first; all or nothing."""
+        return _dump.restore(self.store, self.user, rows)

@@ -69,6 +69,10 @@ class Conflict:
                 "reason": self.reason, "flagged_at": self.flagged_at}
 
 
+EVENT_TYPES = frozenset({"create", "merge", "text_change", "pin", "unpin", "reactivate", "link",
+                         "clear", "resolve", "forget", "undo"})
+
+
 @dataclass(frozen=True)
 class Event:
     """One entry of the append-only history (SPEC §7)."""

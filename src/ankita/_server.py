@@ -35,10 +35,11 @@ from ._errors import (
     StoreError,
     UndoError,
 )
-from ._memory import Memory, validate_user
+from ._memory import Memory
 from ._models import Fact
 from ._review import add_review_page
 from ._sqlite import SQLiteStore
+from ._validate import validate_user
 
 MAX_BODY = 64 * 1024
 STATUS: list[tuple[type[AnkitaError], int]] = [

@@ -275,6 +275,31 @@ class SQLiteStore:
     def close(self) -> None:
         self.db.close()
 
+    def backup(self, target: str | Path) -> str:
+        """Copy the store to `target` with SQLite's online backup: a consistent snapshot, even
+        while other processes write. Written beside the target, then renamed into place."""
+        final = Path(target).expanduser()
+        if final.exists():
+            raise StoreError(f"{final} exists; choose a new file for the backup")
+        if not final.parent.is_dir():
+            raise StoreError(f"{final.parent} is not a folder")
+        partial = final.with_name(final.name + ".partial")
+        partial.unlink(missing_ok=True)
+        try:
+            copy = sqlite3.connect(partial)
+            try:
+                self.db.backup(copy)
+                bad = [r[0] for r in copy.execute("PRAGMA integrity_check") if r[0] != "ok"]
+            finally:
+                copy.close()
+            if bad:
+                raise StoreError(f"the backup failed its integrity check: {bad[0]}")
+            os.replace(partial, final)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        return str(final)
+
     def schema_version(self) -> int:
         row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         return int(row[0]) if row else 0
@@ -438,6 +463,11 @@ class SQLiteStore:
         return [(r[0], r[1]) for r in self.db.execute(
             "SELECT a, b FROM links WHERE user = ? ORDER BY a, b", (user,))]
 
+    def link_rows(self, user: str) -> list[tuple[str, str, str]]:
+        """(a, b, created_at) of every link of the user, for export."""
+        return [(r[0], r[1], r[2]) for r in self.db.execute(
+            "SELECT a, b, created_at FROM links WHERE user = ? ORDER BY a, b", (user,))]
+
     # -- events ---------------------------------------------------------------------------
 
     def add_event(self, user: str, op: str, type_: str, fact_id: str, other_id: str | None,
@@ -448,6 +478,21 @@ class SQLiteStore:
             (op, user, type_, fact_id, other_id, at, json.dumps(data, ensure_ascii=False)))
         assert cur.lastrowid is not None
         return cur.lastrowid
+
+    def put_event(self, user: str, event: Event) -> None:
+        """Write an event with its own id (restoring an export); add_event picks new ids."""
+        self.db.execute(
+            "INSERT INTO events (id, op, user, type, fact_id, other_id, at, data, undone_by) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (event.id, event.op, user, event.type, event.fact_id, event.other_id, event.at,
+             json.dumps(event.data, ensure_ascii=False), event.undone_by))
+
+    def user_events(self, user: str) -> list[Event]:
+        return self._events("WHERE user = ? ORDER BY id", (user,))
+
+    def max_event_id(self) -> int:
+        row = self.db.execute("SELECT max(id) FROM events").fetchone()
+        return int(row[0] or 0)
 
     def _events(self, sql: str, params: Sequence[Any]) -> list[Event]:
         rows = self.db.execute(
@@ -497,6 +542,12 @@ class SQLiteStore:
         row = self.db.execute("SELECT dim FROM vectors WHERE model = ? LIMIT 1",
                               (model,)).fetchone()
         return int(row[0]) if row else None
+
+    def user_vectors(self, user: str) -> list[tuple[str, str, int, bytes]]:
+        """(fact id, model, dim, vector) of every vector of the user, in fact order."""
+        return [(r[0], r[1], r[2], r[3]) for r in self.db.execute(
+            "SELECT v.fact_id, v.model, v.dim, v.vector FROM vectors v JOIN facts f "
+            "ON f.id = v.fact_id WHERE f.user = ? ORDER BY f.seq, v.model", (user,))]
 
     def delete_vectors(self, fact_id: str) -> None:
         self.db.execute("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))

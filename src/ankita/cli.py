@@ -17,9 +17,10 @@ from ._embedders import Embedder, resolve_embedder
 from ._errors import AnkitaError, InvalidInput, NotFound, StoreError, UndoError
 from ._eval import Precomputed, builtin_pairs_path, evaluate, load_pairs
 from ._eval import by_source as source_report
-from ._jsonl import read_jsonl
-from ._memory import Memory, check_import_row
+from ._jsonl import parse_object, read_jsonl
+from ._memory import Memory
 from ._models import Fact
+from ._validate import check_import_row
 
 T = TypeVar("T")
 console = Console(highlight=False, soft_wrap=True)
@@ -422,15 +423,23 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int,
 @json_option
 @click.pass_context
 def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
-    """Remember every line of a JSONL file ({"text", "kind"?, "pinned"?, "source"?}).
+    """Import a JSONL file: an `ankita export` (restored exactly, into an empty memory), or
+    one fact per line ({"text", "kind"?, "pinned"?, "source"?}).
 
-    Each line goes through the normal write path, so duplicates merge and conflicts are
+    Plain lines go through the normal write path, so duplicates merge and conflicts are
     flagged. A malformed line stops the import before anything is written.
     """
-    rows = read_jsonl(file, file.name, check_import_row)
+    from ._dump import check_record, is_dump_header
+
+    lines = list(file)
+    first = next((line for line in lines if line.strip()), "")
     memory = _memory(ctx)
-    counts = _with_progress("importing", as_json,
-                            lambda progress: memory.import_rows(rows, progress=progress))
+    if first and is_dump_header(parse_object(first, f"{file.name}:1")):
+        counts = memory.restore(read_jsonl(lines, file.name, check_record))
+    else:
+        rows = read_jsonl(lines, file.name, check_import_row)
+        counts = _with_progress("importing", as_json,
+                                lambda progress: memory.import_rows(rows, progress=progress))
     if as_json:
         _print_json(counts)
     else:
@@ -439,11 +448,21 @@ def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
 
 @cli.command()
 @click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-")
+@click.option("--vectors", is_flag=True, help="Include the stored vectors (base64 float32).")
 @click.pass_context
-def export(ctx: click.Context, output: Any) -> None:
-    """Write every fact (superseded included) as JSONL."""
-    for row in _memory(ctx).export():
+def export(ctx: click.Context, output: Any, vectors: bool) -> None:
+    """Write the user's whole memory (facts, links, history) as JSONL; `import` restores it."""
+    for row in _memory(ctx).export(vectors=vectors):
         output.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.pass_context
+def backup(ctx: click.Context, file: str) -> None:
+    """Copy the whole store to FILE with SQLite's online backup (safe while writers run)."""
+    path = _memory(ctx).backup(file)
+    err_console.print(f"backed up to {esc(path)}")
 
 
 @cli.command()

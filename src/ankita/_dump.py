@@ -1,0 +1,208 @@
+"""The lossless export format (docs/export.md): one user's facts, links, history and vectors.
+
+A dump is JSON Lines. The first line is a header that names the format and counts every record,
+so a truncated file is refused; then one record per line: `{"fact": ...}`, `{"link": ...}`,
+`{"event": ...}` and, when asked for, `{"vector": ...}`. Restoring checks every record before
+writing any, and writes all of them in one transaction.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from ._errors import InvalidInput
+from ._models import EVENT_TYPES, Event, Fact
+from ._sqlite import SCHEMA_VERSION, SQLiteStore
+from ._validate import validate_id, validate_kind, validate_text
+
+FORMAT = 1
+KINDS = ("fact", "link", "event", "vector")
+_FACT_FIELDS = ("id", "text", "kind", "pinned", "status", "source", "created_at", "updated_at",
+                "last_confirmed_at", "mentions")
+
+
+def is_dump_header(row: dict[str, Any]) -> bool:
+    return "ankita_export" in row
+
+
+def export_records(store: SQLiteStore, user: str, vectors: bool = False
+                   ) -> Iterator[dict[str, Any]]:
+    """The header, then every record of `user`; the same store always gives the same lines."""
+    facts = store.list_facts(user, statuses=("active", "superseded"), links=False)
+    links = store.link_rows(user)
+    events = store.user_events(user)
+    blobs = store.user_vectors(user) if vectors else []
+    yield {"ankita_export": FORMAT, "user": user, "schema_version": SCHEMA_VERSION,
+           "facts": len(facts), "links": len(links), "events": len(events),
+           "vectors": len(blobs)}
+    for fact in facts:
+        yield {"fact": {name: getattr(fact, name) for name in _FACT_FIELDS}}
+    for a, b, created_at in links:
+        yield {"link": {"a": a, "b": b, "created_at": created_at}}
+    for event in events:
+        yield {"event": event.to_dict()}
+    for fact_id, model, dim, blob in blobs:
+        yield {"vector": {"fact_id": fact_id, "model": model, "dim": dim,
+                          "base64": base64.b64encode(blob).decode("ascii")}}
+
+
+def check_record(row: dict[str, Any]) -> None:
+    """The shape of one line (header or record); cross-record checks come in `restore`."""
+    if is_dump_header(row):
+        if row["ankita_export"] != FORMAT:
+            raise InvalidInput(f"export format {row['ankita_export']!r}; this Ankita reads "
+                               f"format {FORMAT}")
+        for kind in ("facts", "links", "events", "vectors"):
+            if not isinstance(row.get(kind), int) or isinstance(row.get(kind), bool):
+                raise InvalidInput(f"the header needs a count of {kind}")
+        return
+    kinds = [k for k in KINDS if k in row]
+    if len(kinds) != 1 or len(row) != 1 or not isinstance(row[kinds[0]], dict):
+        raise InvalidInput("a record is one of {\"fact\": {...}}, {\"link\": {...}}, "
+                           "{\"event\": {...}} or {\"vector\": {...}}")
+
+
+def _timestamp(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be an ISO timestamp")
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(f"{what} is not an ISO timestamp: {value!r}") from None
+    return value
+
+
+def _fact(data: dict[str, Any], user: str) -> Fact:
+    if set(data) != set(_FACT_FIELDS):
+        raise InvalidInput(f"a fact has exactly the fields {', '.join(_FACT_FIELDS)}")
+    fid = validate_id(data["id"])
+    if validate_text(data["text"]) != data["text"]:
+        raise InvalidInput(f"fact {fid}: text has leading or trailing space")
+    if data["status"] not in ("active", "superseded"):
+        raise InvalidInput(f"fact {fid}: status must be active or superseded")
+    if not isinstance(data["pinned"], bool):
+        raise InvalidInput(f"fact {fid}: pinned must be true or false")
+    mentions = data["mentions"]
+    if isinstance(mentions, bool) or not isinstance(mentions, int) or mentions < 1:
+        raise InvalidInput(f"fact {fid}: mentions must be a positive integer")
+    if data["source"] is not None and not isinstance(data["source"], str):
+        raise InvalidInput(f"fact {fid}: source must be a string or null")
+    return Fact(id=fid, text=data["text"], kind=validate_kind(data["kind"]), user=user,
+                pinned=data["pinned"], status=data["status"], source=data["source"],
+                created_at=_timestamp(data["created_at"], f"fact {fid}: created_at"),
+                updated_at=_timestamp(data["updated_at"], f"fact {fid}: updated_at"),
+                last_confirmed_at=_timestamp(data["last_confirmed_at"],
+                                             f"fact {fid}: last_confirmed_at"),
+                mentions=mentions)
+
+
+def _event(data: dict[str, Any]) -> Event:
+    fields = {"id", "op", "type", "fact_id", "other_id", "at", "data", "undone_by"}
+    if set(data) != fields:
+        raise InvalidInput(f"an event has exactly the fields {', '.join(sorted(fields))}")
+    number = data["id"]
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise InvalidInput(f"event id must be a positive integer, not {number!r}")
+    if data["type"] not in EVENT_TYPES:
+        raise InvalidInput(f"event {number}: unknown type {data['type']!r}")
+    if not isinstance(data["op"], str) or not data["op"]:
+        raise InvalidInput(f"event {number}: op must be a non-empty string")
+    if not isinstance(data["data"], dict):
+        raise InvalidInput(f"event {number}: data must be an object")
+    undone = data["undone_by"]
+    if undone is not None and (isinstance(undone, bool) or not isinstance(undone, int)):
+        raise InvalidInput(f"event {number}: undone_by must be an event id or null")
+    return Event(id=number, op=data["op"], type=data["type"],
+                 fact_id=validate_id(data["fact_id"]),
+                 other_id=None if data["other_id"] is None else validate_id(data["other_id"]),
+                 at=_timestamp(data["at"], f"event {number}: at"), data=data["data"],
+                 undone_by=undone)
+
+
+def _renumber(event: Event, offset: int) -> Event:
+    """Shift an event's id and every id it names, keeping their order and their links."""
+    data = dict(event.data)
+    if event.type == "undo" and isinstance(data.get("undid"), list):
+        data["undid"] = [i + offset for i in data["undid"]]
+    return Event(id=event.id + offset, op=event.op, type=event.type, fact_id=event.fact_id,
+                 other_id=event.other_id, at=event.at, data=data,
+                 undone_by=None if event.undone_by is None else event.undone_by + offset)
+
+
+def restore(store: SQLiteStore, user: str, rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Write a dump into `user`'s memory, which must be empty. All or nothing."""
+    if not rows or not is_dump_header(rows[0]):
+        raise InvalidInput("an Ankita export starts with its header line")
+    for row in rows:
+        check_record(row)
+    header, records = rows[0], rows[1:]
+    if any(is_dump_header(r) for r in records):
+        raise InvalidInput("an export has one header line, the first")
+    facts = [_fact(r["fact"], user) for r in records if "fact" in r]
+    ids = {f.id for f in facts}
+    if len(ids) != len(facts):
+        raise InvalidInput("the export holds the same fact id twice")
+    links = []
+    for r in records:
+        if "link" in r:
+            link = r["link"]
+            a, b = link.get("a"), link.get("b")
+            if a not in ids or b not in ids or a == b:
+                raise InvalidInput(f"link {a}-{b} must join two different facts of the export")
+            links.append((a, b, _timestamp(link.get("created_at"), f"link {a}-{b}")))
+    events = [_event(r["event"]) for r in records if "event" in r]
+    numbers = {e.id for e in events}
+    if len(numbers) != len(events):
+        raise InvalidInput("the export holds the same event id twice")
+    for event in events:
+        if event.undone_by is not None and event.undone_by not in numbers:
+            raise InvalidInput(f"event {event.id} is undone by event {event.undone_by}, "
+                               "which the export does not hold")
+    vectors = []
+    for r in records:
+        if "vector" in r:
+            v = r["vector"]
+            dim = v.get("dim")
+            if v.get("fact_id") not in ids or not isinstance(v.get("model"), str) \
+                    or not v["model"] or isinstance(dim, bool) or not isinstance(dim, int) \
+                    or dim < 1:
+                raise InvalidInput("a vector needs a fact id of the export, a model and a dim")
+            try:
+                blob = base64.b64decode(str(v.get("base64", "")), validate=True)
+            except (binascii.Error, ValueError):
+                raise InvalidInput(f"vector of {v['fact_id']}: not base64") from None
+            if len(blob) != 4 * dim:
+                raise InvalidInput(f"vector of {v['fact_id']}: {len(blob)} bytes, not {dim} "
+                                   "floats")
+            vectors.append((v["fact_id"], v["model"], dim, blob))
+    found = {"facts": len(facts), "links": len(links), "events": len(events),
+             "vectors": len(vectors)}
+    expected = {k: header[k] for k in found}
+    if found != expected:
+        raise InvalidInput(f"the export is incomplete: the header counts {expected}, the file "
+                           f"holds {found}")
+
+    with store.transaction():
+        existing = store.list_facts(user, statuses=("active", "superseded"), limit=1)
+        if existing or store.user_events(user):
+            raise InvalidInput(f"user {user!r} already has a memory; restore an export into "
+                               "an empty one (another --user or another --db)")
+        taken = [f.id for f in facts if store.id_exists(f.id)]
+        if taken:
+            raise InvalidInput(f"fact id {taken[0]} is already used in this store")
+        # Event ids are unique in the whole store: shift them past the ones in use if needed.
+        offset = store.max_event_id() if events and store.max_event_id() >= min(numbers) \
+            else 0
+        for fact in facts:
+            store.insert_fact(fact)
+        for a, b, created_at in links:
+            store.add_link(user, a, b, created_at)
+        for event in events:
+            store.put_event(user, _renumber(event, offset) if offset else event)
+        for fact_id, model, dim, blob in vectors:
+            store.put_vector(fact_id, model, blob, dim)
+    return found

@@ -1,0 +1,63 @@
+"""Checks on what callers hand in: texts, kinds, users, ids and import rows. No I/O."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._errors import InvalidInput
+
+MAX_TEXT = 2000
+_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def validate_text(text: object) -> str:
+    """Trimmed text of 1..2000 characters, encodable as UTF-8, without control characters."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"text must be a string, not {type(text).__name__}")
+    text = text.strip()
+    if not text:
+        raise InvalidInput("text is empty")
+    if len(text) > MAX_TEXT:
+        raise InvalidInput(f"text is {len(text)} characters; the limit is {MAX_TEXT}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput("text holds characters that are not valid Unicode "
+                           "(lone surrogates)") from None
+    if CONTROL.search(text):
+        raise InvalidInput("text holds control characters")
+    return text
+
+
+def validate_kind(kind: object) -> str:
+    if not isinstance(kind, str) or not _KIND.match(kind):
+        raise InvalidInput(f"kind must be a lowercase slug (a-z, 0-9, '-', '_'), got {kind!r}")
+    return kind
+
+
+def validate_user(user: object) -> str:
+    if not isinstance(user, str) or not _USER.match(user):
+        raise InvalidInput(f"user must be 1-64 letters, digits, '-' or '_', got {user!r}")
+    return user
+
+
+def validate_id(fact_id: object) -> str:
+    if not isinstance(fact_id, str) or not _ID.match(fact_id):
+        raise InvalidInput(f"not a fact id: {fact_id!r}")
+    return fact_id
+
+
+def check_import_row(row: dict[str, Any]) -> None:
+    """One import line: a text, and optionally a kind, pinned flag and source."""
+    if not isinstance(row.get("text"), str):
+        raise InvalidInput("needs a string field 'text'")
+    validate_text(row["text"])
+    validate_kind(row.get("kind") or "fact")
+    if not isinstance(row.get("pinned", False), bool):
+        raise InvalidInput("pinned must be true or false")
+    if row.get("source") is not None and not isinstance(row["source"], str):
+        raise InvalidInput("source must be a string")
