@@ -144,3 +144,16 @@ def test_conflict_details_survive_clear_and_its_undo(memory):
     memory.undo(clear.id)
     [again] = memory.conflicts()
     assert (again.score, again.reason) == (flagged.score, flagged.reason)
+
+
+def test_undo_of_a_forget_never_makes_a_second_copy(memory):
+    first = memory.remember("I use Postgres").fact.id
+    memory.forget(first)
+    again = memory.remember("I use Postgres").fact.id
+    forget_event = memory.history(first)[-1].id
+    with pytest.raises(UndoError, match=f"{again}.*says the same"):
+        memory.undo(forget_event)
+    assert [f.id for f in memory.list()] == [again]
+    memory.forget(again)  # once the copy is gone, the original can come back
+    memory.undo(forget_event)
+    assert [f.id for f in memory.list()] == [first]

@@ -7,8 +7,12 @@ sees and can correct, never a crash of the server.
 
 from __future__ import annotations
 
+import io
+import json
+import re
+import sys
 import threading
-from typing import Any
+from typing import IO, Any, cast
 
 import anyio
 import mcp_types as types
@@ -52,11 +56,50 @@ def build_server(memory: Memory) -> Server[Any]:
                   on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _mark_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_mark_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_mark_surrogates(k): _mark_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def clean_line(line: str) -> str:
+    """A JSON-RPC line whose strings hold lone surrogates (legal as JSON escapes, refused by
+    the SDK's parser, which then drops the request unanswered) gets U+FFFD in their place,
+    which the tools refuse with a clear error. Every other line passes through unchanged."""
+    if "\\u" not in line and not _SURROGATE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    cleaned = _mark_surrogates(message)
+    return line if cleaned == message else json.dumps(cleaned) + "\n"
+
+
+class _CleanStdin:
+    """stdin as UTF-8 text (undecodable bytes become U+FFFD, as the SDK does), line by line
+    through `clean_line`; anyio's AsyncFile iterates by calling readline."""
+
+    def __init__(self) -> None:
+        self._lines = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+
+    def readline(self, size: int = -1) -> str:
+        return clean_line(self._lines.readline(size))
+
+
 def run_stdio(memory: Memory) -> None:
     server = build_server(memory)
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+        stdin = anyio.wrap_file(cast("IO[str]", _CleanStdin()))
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)

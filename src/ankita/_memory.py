@@ -15,7 +15,7 @@ from . import _doctor, _dump, _history, _recall
 from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
-from ._errors import EmbedderError, InvalidInput, NotFound
+from ._errors import EmbedderError, InvalidInput, NotFound, UndoError
 from ._index import lookup_for
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import cosine, match_words
@@ -25,6 +25,7 @@ from ._validate import (
     CONTROL,
     MAX_TEXT,
     check_import_row,
+    validate_count,
     validate_id,
     validate_kind,
     validate_text,
@@ -318,9 +319,8 @@ class Memory:
         statuses = ("active", "superseded") if include_superseded else ("active",)
         if search is not None and (not isinstance(search, str) or len(search) > MAX_TEXT):
             raise InvalidInput(f"search must be a string of at most {MAX_TEXT} characters")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
-                                  or limit < 1):
-            raise InvalidInput(f"limit must be a positive integer, not {limit!r}")
+        if limit is not None:
+            validate_count(limit, "limit")
         return self.store.list_facts(self.user, statuses=statuses, kinds=kinds,
                                      search=search or None, limit=limit)
 
@@ -436,11 +436,28 @@ class Memory:
 
     def undo(self, event_id: int) -> Event:
         """Reverse the operation an event belongs to; the undo is itself in history."""
-        if isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1:
-            raise InvalidInput(f"not an event id: {event_id!r}")
+        validate_count(event_id, "an event id")
         op, at = self._op()
         with self.store.transaction() as store:
+            self._refuse_second_copy(store, event_id)
             return _history.undo(store, self.user, event_id, op, at)
+
+    def _refuse_second_copy(self, store: SQLiteStore, event_id: int) -> None:
+        """Undoing a forget must not bring back a fact that was said again since: the store
+        would then hold two copies of one fact, which a write can never make."""
+        event = store.event(self.user, event_id)
+        if event is None:
+            return
+        for item in store.op_events(event.op):
+            if item.type != "forget" or item.undone_by is not None:
+                continue
+            text, kind = item.data["fact"]["text"], item.data["fact"]["kind"]
+            for other in self._candidates(store, text, kind, None, None):
+                same = compare_texts(text, kind, other.text, other.kind, self.settings,
+                                     None, None)
+                if other.id != item.fact_id and same.action == MERGE:
+                    raise UndoError(f"cannot restore {item.fact_id}: {other.id} "
+                                    f"('{other.text}') was written since and says the same")
 
     def import_rows(self, rows: Rows, batch_size: int = 256,
                     progress: Callable[[int, int], None] | None = None) -> dict[str, int]:

@@ -216,7 +216,8 @@ def create_app(path: str | Path, default_user: str = "default",
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}.get(
+        code = {400: "invalid_request", 401: "unauthorized", 404: "not_found",
+                405: "method_not_allowed"}.get(
             exc.status_code, "http_error")
         return JSONResponse({"error": {"code": code, "message": str(exc.detail)}},
                             exc.status_code, headers=getattr(exc, "headers", None))

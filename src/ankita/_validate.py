@@ -28,6 +28,10 @@ def validate_text(text: object) -> str:
     except UnicodeEncodeError:
         raise InvalidInput("text holds characters that are not valid Unicode "
                            "(lone surrogates)") from None
+    if "\ufffd" in text:
+        # U+FFFD is what a decoder leaves where input was not valid: storing it keeps damage.
+        raise InvalidInput("text holds U+FFFD, which stands in for bytes or characters that "
+                           "were not valid Unicode; send the text as valid UTF-8")
     if CONTROL.search(text):
         raise InvalidInput("text holds control characters")
     return text
@@ -61,3 +65,13 @@ def check_import_row(row: dict[str, Any]) -> None:
         raise InvalidInput("pinned must be true or false")
     if row.get("source") is not None and not isinstance(row["source"], str):
         raise InvalidInput("source must be a string")
+
+
+MAX_INT = 2**63 - 1  # SQLite's largest integer
+
+
+def validate_count(value: object, what: str) -> int:
+    """A positive whole number SQLite can hold (a limit or an event id)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INT:
+        raise InvalidInput(f"{what} must be a positive whole number, not {value!r}")
+    return value
