@@ -13,7 +13,7 @@ from typing import Any
 
 from ._index import index_terms
 from ._models import EVENT_TYPES
-from ._sqlite import SCHEMA_VERSION, SQLiteStore
+from ._sql import SQLStore
 
 
 @dataclass
@@ -30,27 +30,25 @@ class Check:
                 "repairable": self.repairable}
 
 
-def _rows(store: SQLiteStore, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
-    return store.db.execute(sql, params).fetchall()
+def _rows(store: SQLStore, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+    return store.query(sql, params)
 
 
-def _schema(store: SQLiteStore, repair: bool) -> Check:
+def _schema(store: SQLStore, repair: bool) -> Check:
     check = Check("schema version")
     version = store.schema_version()
-    if version != SCHEMA_VERSION:
-        check.problems.append(f"schema {version}, expected {SCHEMA_VERSION}")
+    if version != store.SCHEMA_VERSION:
+        check.problems.append(f"schema {version}, expected {store.SCHEMA_VERSION}")
     return check
 
 
-def _sqlite(store: SQLiteStore, repair: bool) -> Check:
-    check = Check("SQLite integrity_check and foreign keys")
-    check.problems += [r[0] for r in _rows(store, "PRAGMA integrity_check") if r[0] != "ok"]
-    check.problems += [f"{r[0]} row {r[1]} points at a missing {r[2]} row"
-                       for r in _rows(store, "PRAGMA foreign_key_check")]
+def _sqlite(store: SQLStore, repair: bool) -> Check:
+    check = Check("database engine's own checks (SQLite integrity_check, foreign keys)")
+    check.problems += store.engine_problems()
     return check
 
 
-def _links(store: SQLiteStore, repair: bool) -> Check:
+def _links(store: SQLStore, repair: bool) -> Check:
     check = Check("conflict links: symmetric, between existing facts of one user",
                   repairable=True)
     dangling = _rows(store, "SELECT a, b FROM links WHERE a NOT IN (SELECT id FROM facts) "
@@ -58,19 +56,19 @@ def _links(store: SQLiteStore, repair: bool) -> Check:
     check.problems += [f"link {a}-{b} points at a missing fact" for a, b in dangling]
     crossing = _rows(store, "SELECT l.a, l.b FROM links l JOIN facts fa ON fa.id = l.a "
                             "JOIN facts fb ON fb.id = l.b "
-                            "WHERE fa.user != fb.user OR fa.user != l.user")
+                            'WHERE fa."user" != fb."user" OR fa."user" != l."user"')
     check.problems += [f"link {a}-{b} crosses users" for a, b in crossing]
     # One row per pair with a < b is what makes links symmetric; anything else breaks that.
     unordered = _rows(store, "SELECT a, b FROM links WHERE a >= b")
     check.problems += [f"link {a}-{b} is not stored as an ordered pair" for a, b in unordered]
     if repair and check.problems:
         for a, b in dangling + crossing + unordered:
-            store.db.execute("DELETE FROM links WHERE a = ? AND b = ?", (a, b))
+            store.query("DELETE FROM links WHERE a = ? AND b = ?", (a, b))
         check.repaired.append(f"removed {len(set(dangling + crossing + unordered))} links")
     return check
 
 
-def _history(store: SQLiteStore, repair: bool) -> Check:
+def _history(store: SQLStore, repair: bool) -> Check:
     check = Check("history: every fact has its events, mentions match its merges")
     events: dict[str, list[tuple[str, Any]]] = defaultdict(list)
     ids = {r[0] for r in _rows(store, "SELECT id FROM events")}
@@ -93,39 +91,35 @@ def _history(store: SQLiteStore, repair: bool) -> Check:
     return check
 
 
-def _fulltext(store: SQLiteStore, repair: bool) -> Check:
+def _fulltext(store: SQLStore, repair: bool) -> Check:
     check = Check("full-text index in step with facts", repairable=True)
-    try:
-        store.db.execute("INSERT INTO facts_fts (facts_fts, rank) VALUES ('integrity-check', 1)")
-    except Exception as exc:  # FTS5 reports a mismatch as a generic database error
-        check.problems.append(f"full-text index: {exc}")
+    check.problems += store.fulltext_problems()
     if repair and check.problems:
-        store.db.execute("INSERT INTO facts_fts (facts_fts) VALUES ('rebuild')")
+        store.rebuild_fulltext()
         check.repaired.append("rebuilt the full-text index from the facts")
     return check
 
 
-def _terms(store: SQLiteStore, repair: bool) -> Check:
+def _terms(store: SQLStore, repair: bool) -> Check:
     check = Check("candidate index in step with facts", repairable=True)
     stored: dict[str, set[str]] = defaultdict(set)
     for term, fact_id in _rows(store, "SELECT term, fact_id FROM terms"):
         stored[fact_id].add(term)
-    facts = {r[0]: (r[1], r[2]) for r in _rows(store, "SELECT id, user, text FROM facts")}
+    facts = {r[0]: (r[1], r[2]) for r in _rows(store, 'SELECT id, "user", text FROM facts')}
     wrong = [fid for fid, (_, text) in facts.items() if stored.get(fid, set()) != index_terms(text)]
     orphans = [fid for fid in stored if fid not in facts]
     check.problems += [f"fact {fid} is filed under the wrong index terms" for fid in wrong]
     check.problems += [f"index terms of missing fact {fid}" for fid in orphans]
     if repair and check.problems:
         for fid in wrong + orphans:
-            store.db.execute("DELETE FROM terms WHERE fact_id = ?", (fid,))
-        store.db.executemany("INSERT OR IGNORE INTO terms VALUES (?, ?, ?)",
-                             [(facts[fid][0], term, fid) for fid in wrong
-                              for term in index_terms(facts[fid][1])])
+            store.query("DELETE FROM terms WHERE fact_id = ?", (fid,))
+        for fid in wrong:
+            store.index_fact(facts[fid][0], fid, facts[fid][1])
         check.repaired.append(f"re-filed {len(wrong)} facts, dropped {len(orphans)} orphans")
     return check
 
 
-def _vectors(store: SQLiteStore, repair: bool, model: str | None) -> Check:
+def _vectors(store: SQLStore, repair: bool, model: str | None) -> Check:
     check = Check("vectors: sizes, one dimension per model, model identity", repairable=True)
     bad: list[tuple[str, str]] = []
     dims: dict[str, set[int]] = defaultdict(set)
@@ -151,14 +145,13 @@ def _vectors(store: SQLiteStore, repair: bool, model: str | None) -> Check:
     check.problems += [f"vector of missing fact {fid} ({name})" for fid, name in orphans]
     if repair and check.problems:
         for fact_id, name in bad + orphans:
-            store.db.execute("DELETE FROM vectors WHERE fact_id = ? AND model = ?",
-                             (fact_id, name))
+            store.query("DELETE FROM vectors WHERE fact_id = ? AND model = ?", (fact_id, name))
         check.repaired.append(f"removed {len(set(bad + orphans))} vectors; `ankita reindex` "
                               "embeds those facts again")
     return check
 
 
-def _coverage(store: SQLiteStore, model: str | None) -> dict[str, Any]:
+def _coverage(store: SQLStore, model: str | None) -> dict[str, Any]:
     """Which models the stored vectors come from, and how many facts the current one lacks."""
     models = {name: count for name, count in _rows(
         store, "SELECT model, count(*) FROM vectors GROUP BY model ORDER BY model")}
@@ -170,7 +163,7 @@ def _coverage(store: SQLiteStore, model: str | None) -> dict[str, Any]:
             "facts_without_current_vectors": missing}
 
 
-def diagnose(store: SQLiteStore, repair: bool = False, model: str | None = None
+def diagnose(store: SQLStore, repair: bool = False, model: str | None = None
              ) -> dict[str, Any]:
     """Run every check and report. With `repair`, the safe repairs run first in one write
     transaction, then every check runs again, so the report describes the store as it is."""

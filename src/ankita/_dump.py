@@ -16,7 +16,7 @@ from typing import Any
 
 from ._errors import InvalidInput
 from ._models import EVENT_TYPES, Event, Fact
-from ._sqlite import SCHEMA_VERSION, SQLiteStore
+from ._sql import SQLStore
 from ._validate import validate_id, validate_kind, validate_text
 
 FORMAT = 1
@@ -29,14 +29,14 @@ def is_dump_header(row: dict[str, Any]) -> bool:
     return "ankita_export" in row
 
 
-def export_records(store: SQLiteStore, user: str, vectors: bool = False
+def export_records(store: SQLStore, user: str, vectors: bool = False
                    ) -> Iterator[dict[str, Any]]:
     """The header, then every record of `user`; the same store always gives the same lines."""
     facts = store.list_facts(user, statuses=("active", "superseded"), links=False)
     links = store.link_rows(user)
     events = store.user_events(user)
     blobs = store.user_vectors(user) if vectors else []
-    yield {"ankita_export": FORMAT, "user": user, "schema_version": SCHEMA_VERSION,
+    yield {"ankita_export": FORMAT, "user": user, "schema_version": store.schema_version(),
            "facts": len(facts), "links": len(links), "events": len(events),
            "vectors": len(blobs)}
     for fact in facts:
@@ -133,7 +133,7 @@ def _renumber(event: Event, offset: int) -> Event:
                  undone_by=None if event.undone_by is None else event.undone_by + offset)
 
 
-def restore(store: SQLiteStore, user: str, rows: list[dict[str, Any]]) -> dict[str, int]:
+def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str, int]:
     """Write a dump into `user`'s memory, which must be empty. All or nothing."""
     if not rows or not is_dump_header(rows[0]):
         raise InvalidInput("an Ankita export starts with its header line")
@@ -186,7 +186,7 @@ def restore(store: SQLiteStore, user: str, rows: list[dict[str, Any]]) -> dict[s
         raise InvalidInput(f"the export is incomplete: the header counts {expected}, the file "
                            f"holds {found}")
 
-    with store.transaction():
+    with store.transaction(user):
         existing = store.list_facts(user, statuses=("active", "superseded"), limit=1)
         if existing or store.user_events(user):
             raise InvalidInput(f"user {user!r} already has a memory; restore an export into "

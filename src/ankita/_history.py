@@ -6,10 +6,10 @@ from typing import Any
 
 from ._errors import NotFound, UndoError
 from ._models import Event, Fact
-from ._sqlite import SQLiteStore
+from ._sql import SQLStore
 
 
-def _need(store: SQLiteStore, user: str, fact_id: str, event: Event) -> Fact:
+def _need(store: SQLStore, user: str, fact_id: str, event: Event) -> Fact:
     fact = store.get_fact(user, fact_id)
     if fact is None:
         raise UndoError(f"cannot undo event {event.id} ({event.type}): fact {fact_id} no longer "
@@ -17,7 +17,7 @@ def _need(store: SQLiteStore, user: str, fact_id: str, event: Event) -> Fact:
     return fact
 
 
-def _reverse(store: SQLiteStore, user: str, event: Event) -> None:
+def _reverse(store: SQLStore, user: str, event: Event) -> None:
     """Reverse one event in place; raise UndoError if the store has moved on."""
     data: dict[str, Any] = event.data
     kind = event.type
@@ -70,7 +70,7 @@ def _reverse(store: SQLiteStore, user: str, event: Event) -> None:
         raise UndoError(f"events of type {kind!r} cannot be undone")
 
 
-def undo(store: SQLiteStore, user: str, event_id: int, op: str, at: str) -> Event:
+def undo(store: SQLStore, user: str, event_id: int, op: str, at: str) -> Event:
     """Undo the whole operation that `event_id` belongs to. Call inside a transaction."""
     event = store.event(user, event_id)
     if event is None:

@@ -19,7 +19,7 @@ from ._errors import EmbedderError, InvalidInput, NotFound, UndoError
 from ._index import lookup_for
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import cosine, match_words
-from ._sqlite import SQLiteStore
+from ._sql import SQLStore, open_store
 from ._text import content_words
 from ._validate import (
     CONTROL,
@@ -79,7 +79,7 @@ class Memory:
         # against (tests/test_scale.py) and benchmarked against (`ankita bench`).
         self.candidate_search = candidate_search
         self._vector_indexes: dict[str, VectorIndex] = {}
-        self.store = SQLiteStore(self.path)
+        self.store = open_store(self.path)
 
     def close(self) -> None:
         self.store.close()
@@ -156,7 +156,7 @@ class Memory:
                     vectors = list(self.embedder.embed_checked([t for t, *_ in batch]))
                 except EmbedderError as exc:
                     error = str(exc)
-            with self.store.transaction():
+            with self.store.transaction(self.user):
                 for (text, kind, pinned, source), vector in zip(batch, vectors, strict=True):
                     results.append(self._remember(text, kind, pinned, source, vector, error))
             if progress is not None:
@@ -171,7 +171,7 @@ class Memory:
             if wrong is not None:
                 embedding_error, vector = wrong, None
         op, at = uuid.uuid4().hex, _now(self.clock)
-        with self.store.transaction() as store:
+        with self.store.transaction(self.user) as store:
             stored = self._candidates(store, text, kind, vector, model)
             vectors = (store.vectors_of([f.id for f in stored], model)
                        if vector is not None and model else {})
@@ -197,14 +197,14 @@ class Memory:
                        reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
                               "scores are lexical and `ankita reindex` will embed it later")
 
-    def _vector_index(self, store: SQLiteStore, model: str) -> VectorIndex:
+    def _vector_index(self, store: SQLStore, model: str) -> VectorIndex:
         index = self._vector_indexes.get(model)
         if index is None:
             index = self._vector_indexes[model] = VectorIndex(self.user, model)
         index.sync(store)
         return index
 
-    def _candidates(self, store: SQLiteStore, text: str, kind: str,
+    def _candidates(self, store: SQLStore, text: str, kind: str,
                     vector: list[float] | None, model: str | None) -> Facts:
         """The stored facts that could change this write's decision (docs/scale.md)."""
         if self.candidate_search == "exhaustive":
@@ -217,7 +217,7 @@ class Memory:
             ids |= set(self._vector_index(store, model).above(vector, line - 1e-4))
         return store.facts_by_ids(self.user, sorted(ids), links=False)
 
-    def _create(self, store: SQLiteStore, op: str, at: str, text: str, kind: str, pinned: bool,
+    def _create(self, store: SQLStore, op: str, at: str, text: str, kind: str, pinned: bool,
                 source: str | None, flagged: list[tuple[Comparison, Fact]],
                 scored: list[tuple[Comparison, Fact]], vector: list[float] | None,
                 model: str | None) -> WriteResult:
@@ -251,7 +251,7 @@ class Memory:
                            method=best.method if best else "lexical", reason=reason,
                            event_id=event_id)
 
-    def _merge(self, store: SQLiteStore, op: str, at: str, text: str, pinned: bool,
+    def _merge(self, store: SQLStore, op: str, at: str, text: str, pinned: bool,
                source: str | None, comparison: Comparison, fact: Fact,
                vector: list[float] | None, model: str | None) -> WriteResult:
         old_words, new_words = content_words(fact.text), content_words(text)
@@ -292,7 +292,7 @@ class Memory:
                            conflicts_with=merged.conflicts_with, score=comparison.score,
                            method=comparison.method, reason=reason, event_id=event_id)
 
-    def _replacements(self, store: SQLiteStore, fact_id: str) -> list[str]:
+    def _replacements(self, store: SQLStore, fact_id: str) -> list[str]:
         """Active facts that were kept over `fact_id` by a resolve not since undone."""
         out = []
         for event in store.events_for(self.user, fact_id):
@@ -384,7 +384,7 @@ class Memory:
         """Remove a fact at the user's request; its id leaves every partner's list."""
         fact_id = validate_id(fact_id)
         op, at = self._op()
-        with self.store.transaction() as store:
+        with self.store.transaction(self.user) as store:
             fact = self.get(fact_id)
             store.delete_fact(fact_id)
             store.add_event(self.user, op, "forget", fact_id, None, at, {"fact": fact.to_dict()})
@@ -393,7 +393,7 @@ class Memory:
     def _set_pin(self, fact_id: str, pinned: bool) -> Fact:
         fact_id = validate_id(fact_id)
         op, at = self._op()
-        with self.store.transaction() as store:
+        with self.store.transaction(self.user) as store:
             fact = self.get(fact_id)
             if fact.pinned != pinned:
                 store.update_fact(fact_id, pinned=pinned)
@@ -411,7 +411,7 @@ class Memory:
         """Remove the flag between a and b from both sides: the user says both are true."""
         a, b = validate_id(a), validate_id(b)
         op, at = self._op()
-        with self.store.transaction() as store:
+        with self.store.transaction(self.user) as store:
             self.get(a), self.get(b)
             if not store.remove_link(a, b):
                 raise NotFound(f"{a} and {b} are not flagged as conflicting")
@@ -423,7 +423,7 @@ class Memory:
         if keep == over:
             raise InvalidInput("keep and over must be two different facts")
         op, at = self._op()
-        with self.store.transaction() as store:
+        with self.store.transaction(self.user) as store:
             kept, old = self.get(keep), self.get(over)
             if kept.status != "active":
                 raise InvalidInput(f"{keep} is superseded; it cannot be kept over another fact")
@@ -438,11 +438,11 @@ class Memory:
         """Reverse the operation an event belongs to; the undo is itself in history."""
         validate_count(event_id, "an event id")
         op, at = self._op()
-        with self.store.transaction() as store:
+        with self.store.transaction(self.user) as store:
             self._refuse_second_copy(store, event_id)
             return _history.undo(store, self.user, event_id, op, at)
 
-    def _refuse_second_copy(self, store: SQLiteStore, event_id: int) -> None:
+    def _refuse_second_copy(self, store: SQLStore, event_id: int) -> None:
         """Undoing a forget must not bring back a fact that was said again since: the store
         would then hold two copies of one fact, which a write can never make."""
         event = store.event(self.user, event_id)
@@ -497,7 +497,7 @@ class Memory:
                 failed += len(batch)
                 errors.append(str(exc))
             else:
-                with self.store.transaction() as store:
+                with self.store.transaction(self.user) as store:
                     for (fact_id, text), vector in zip(batch, vectors, strict=True):
                         current = store.get_fact(self.user, fact_id)
                         if current is not None and current.text == text:
@@ -518,7 +518,7 @@ class Memory:
         """This user's whole memory in the lossless export format (docs/export.md): a header,
         then facts, links, history and, if asked, vectors. Read in one transaction, so a
         writer running meanwhile never tears it."""
-        with self.store.transaction() as store:
+        with self.store.transaction(self.user) as store:
             records = list(_dump.export_records(store, self.user, vectors=vectors))
         return iter(records)
 

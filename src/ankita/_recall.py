@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from ._config import Settings
 from ._models import NOTICE, Fact, Recall, RecalledFact
 from ._similarity import calibrate, match_words
-from ._sqlite import SQLiteStore
+from ._sql import SQLStore
 from ._text import content_words
 
 STALE_FACTOR = 0.5  # a stale fact needs twice the relevance to outrank a fresh one
@@ -24,15 +24,6 @@ def is_stale(fact: Fact, now: datetime, settings: Settings) -> bool:
     return now - confirmed > timedelta(days=settings.stale_after_days)
 
 
-def fts_query(query: str) -> str | None:
-    """An FTS5 query OR-ing the query's content words; every term quoted, so no user text is
-    ever read as FTS syntax. Words of 3+ characters match as prefixes (cat -> cats)."""
-    words = sorted(content_words(query))
-    if not words:
-        return None
-    return " OR ".join(f'"{w}"*' if len(w) >= 3 else f'"{w}"' for w in words)
-
-
 def _semantic_scores(settings: Settings, semantic: tuple[str, dict[str, float]]
                      ) -> dict[str, float]:
     """Raw cosines (already above the floor) mapped onto the lexical scale."""
@@ -42,11 +33,11 @@ def _semantic_scores(settings: Settings, semantic: tuple[str, dict[str, float]]
     return {i: calibrate(c, lines, target) for i, c in cosines.items()}
 
 
-def recall(store: SQLiteStore, user: str, query: str, limit: int,
+def recall(store: SQLStore, user: str, query: str, limit: int,
            kinds: Sequence[str] | None, settings: Settings, now: datetime,
            semantic: tuple[str, dict[str, float]] | None = None) -> Recall:
     query_words = content_words(query)
-    match = fts_query(query)
+    match = sorted(query_words)
     ranked: dict[str, float] = {}
     if match:
         hits = store.search(user, match, SEARCH_WIDTH)

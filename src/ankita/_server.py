@@ -38,7 +38,7 @@ from ._errors import (
 from ._memory import Memory
 from ._models import Fact
 from ._review import add_review_page
-from ._sqlite import SQLiteStore
+from ._sql import SQLStore, open_store
 from ._validate import validate_user
 
 MAX_BODY = 64 * 1024
@@ -52,7 +52,7 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def create_token(store: SQLiteStore, user: str, label: str | None = None) -> str:
+def create_token(store: SQLStore, user: str, label: str | None = None) -> str:
     """A new token for `user`; only its hash is stored, so this is the one time it is seen."""
     validate_user(user)
     token = "ank_" + secrets.token_urlsafe(32)
@@ -184,7 +184,7 @@ def create_app(path: str | Path, default_user: str = "default",
     path = str(path)
     validate_user(default_user)
     users = Users(path, resolve_embedder(embedder))
-    auth_store = SQLiteStore(path)
+    auth_store = open_store(path)
     auth_lock = threading.Lock()
 
     @asynccontextmanager
@@ -311,7 +311,7 @@ def check_bind(host: str, store_path: str) -> None:
     """Refuse to listen beyond loopback unless every request will need a token."""
     if is_loopback(host):
         return
-    store = SQLiteStore(store_path)
+    store = open_store(store_path)
     try:
         if store.token_count() == 0:
             raise ConfigError(f"refusing to listen on {host} without tokens: anyone on the "

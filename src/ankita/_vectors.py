@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._sqlite import SQLiteStore
+from ._sql import SQLStore
 
 
 class VectorIndex:
@@ -20,7 +20,7 @@ class VectorIndex:
         self.row_of: dict[str, int] = {}
         self.matrix: Any = None  # numpy array (capacity x dim), rows [0, len(ids)) in use
 
-    def sync(self, store: SQLiteStore) -> None:
+    def sync(self, store: SQLStore) -> None:
         import numpy as np
 
         fresh = store.vectors_since(self.user, self.model, self.seq)

@@ -1,0 +1,404 @@
+"""Row access shared by the SQLite and PostgreSQL backends: the store contract, written once.
+
+Statements use `?` placeholders and quote the "user" column (a reserved word in PostgreSQL);
+each backend runs them through `_run`, which adapts the placeholder style, and supplies the few
+pieces that differ (transactions, full-text search, substring match, long id lists, vectors).
+No decisions here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ._errors import StoreError
+from ._models import Event, Fact
+
+F = TypeVar("F")
+FACT_COLUMNS = ('id, "user", text, kind, pinned, status, source, created_at, updated_at, '
+                "last_confirmed_at, mentions")
+EVENT_COLUMNS = "id, op, type, fact_id, other_id, at, data, undone_by"
+
+
+def row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
+    return Fact(id=row[0], user=row[1], text=row[2], kind=row[3], pinned=bool(row[4]),
+                status=row[5], source=row[6], created_at=row[7], updated_at=row[8],
+                last_confirmed_at=row[9], mentions=row[10], conflicts_with=links)
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def translate_errors(cls: type, errors: type[BaseException] | tuple[type[BaseException], ...],
+                     describe: Callable[[str, Any], str]) -> None:
+    """Wrap every public method of a backend so its driver's errors leave as StoreError: the
+    one seam where they are translated (transaction() does it itself, as a generator)."""
+    def wrap(method: F) -> F:
+        @functools.wraps(method)  # type: ignore[arg-type]
+        def wrapper(self: SQLStore, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)  # type: ignore[operator]
+            except errors as exc:
+                raise StoreError(describe(self.path, exc)) from exc
+        return wrapper  # type: ignore[return-value]
+
+    for klass in reversed(cls.__mro__):
+        if klass is object:
+            continue
+        for name, method in list(vars(klass).items()):
+            if callable(method) and not name.startswith("_") and name != "transaction" \
+                    and not isinstance(method, type):
+                setattr(cls, name, wrap(getattr(cls, name)))
+
+
+class SQLStore:
+    """Every user's facts, links, events, vectors and tokens in one database."""
+
+    path: str
+    SCHEMA_VERSION: int = 0
+    db: Any
+
+    # -- what each backend provides -------------------------------------------------------
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        raise NotImplementedError
+
+    def _run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def transaction(self, user: str | None = None) -> contextlib.AbstractContextManager[Any]:
+        """One atomic compare-and-write: no other writer of `user` runs in between."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        """Active facts holding any of the words (3+ letters as prefixes): (id, rank), lower
+        rank is better."""
+        raise NotImplementedError
+
+    def nearest(self, user: str, model: str, vector: Sequence[float],
+                line: float) -> dict[str, float] | None:
+        """Facts whose stored vector has cosine >= line with `vector`, if the database can
+        search vectors itself; None means the caller searches in memory."""
+        return None
+
+    def backup(self, target: str | Path) -> str:
+        raise StoreError(f"{self.path}: backup copies SQLite files; for this database use its "
+                         "own tools, or `ankita export` per user")
+
+    def engine_problems(self) -> list[str]:
+        """What the database engine's own checks report."""
+        return []
+
+    def fulltext_problems(self) -> list[str]:
+        return []
+
+    def rebuild_fulltext(self) -> None:
+        return None
+
+    _contains = "instr(lower(text), lower(?)) > 0"  # substring, no wildcard characters
+
+    def _ids_clause(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"id IN ({_marks(ids)})", list(ids)
+
+    # -- plain queries (doctor) -----------------------------------------------------------
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Run one statement in this dialect-neutral SQL; rows if it returns any."""
+        cur = self._run(sql, params)
+        return cur.fetchall() if cur.description is not None else []
+
+    def schema_version(self) -> int:
+        rows = self.query("SELECT value FROM meta WHERE key = 'schema_version'")
+        return int(rows[0][0]) if rows else 0
+
+    # -- facts ----------------------------------------------------------------------------
+
+    def _links_map(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {i: [] for i in ids}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            marks = _marks(chunk)
+            # Two indexed lookups: an OR across columns would scan the whole table.
+            for a, b in self._run(f"SELECT a, b FROM links WHERE a IN ({marks}) "
+                                  f"UNION SELECT a, b FROM links WHERE b IN ({marks})",
+                                  chunk + chunk).fetchall():
+                if a in out:
+                    out[a].append(b)
+                if b in out:
+                    out[b].append(a)
+        return out
+
+    def _facts(self, sql: str, params: Sequence[Any], links: bool = True) -> list[Fact]:
+        rows = self._run(f"SELECT {FACT_COLUMNS} FROM facts {sql}", params).fetchall()
+        if not links:  # comparing does not need them; a dense conflict graph makes them costly
+            return [row_to_fact(r, ()) for r in rows]
+        found = self._links_map([r[0] for r in rows])
+        return [row_to_fact(r, tuple(sorted(found[r[0]]))) for r in rows]
+
+    def get_fact(self, user: str, fact_id: str) -> Fact | None:
+        found = self._facts('WHERE "user" = ? AND id = ?', (user, fact_id))
+        return found[0] if found else None
+
+    def list_facts(self, user: str, statuses: Sequence[str] = ("active",),
+                   kinds: Sequence[str] | None = None, search: str | None = None,
+                   limit: int | None = None, links: bool = True) -> list[Fact]:
+        sql = f'WHERE "user" = ? AND status IN ({_marks(statuses)})'
+        params: list[Any] = [user, *statuses]
+        if kinds:
+            sql += f" AND kind IN ({_marks(kinds)})"
+            params += list(kinds)
+        if search:
+            sql += f" AND {self._contains}"
+            params.append(search)
+        sql += " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._facts(sql, params, links)
+
+    def pinned_facts(self, user: str, kinds: Sequence[str] | None = None) -> list[Fact]:
+        sql, params = "WHERE \"user\" = ? AND status = 'active' AND pinned = 1", [user]
+        if kinds:
+            sql += f" AND kind IN ({_marks(kinds)})"
+            params += list(kinds)
+        return self._facts(sql + " ORDER BY seq", params)
+
+    def recent_facts(self, user: str, limit: int,
+                     kinds: Sequence[str] | None = None) -> list[Fact]:
+        sql, params = "WHERE \"user\" = ? AND status = 'active'", [user]
+        if kinds:
+            sql += f" AND kind IN ({_marks(kinds)})"
+            params += list(kinds)
+        return self._facts(sql + " ORDER BY last_confirmed_at DESC, seq DESC LIMIT ?",
+                           [*params, limit])
+
+    def facts_by_ids(self, user: str, ids: Sequence[str], links: bool = True) -> list[Fact]:
+        """The facts with these ids, oldest first (the order the exhaustive scan uses)."""
+        if not ids:
+            return []
+        clause, params = self._ids_clause(ids)
+        return self._facts(f'WHERE "user" = ? AND {clause} ORDER BY seq', [user, *params],
+                           links)
+
+    def insert_fact(self, fact: Fact) -> None:
+        self._run(f"INSERT INTO facts ({FACT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                  (fact.id, fact.user, fact.text, fact.kind, int(fact.pinned), fact.status,
+                   fact.source, fact.created_at, fact.updated_at, fact.last_confirmed_at,
+                   fact.mentions))
+        self.index_fact(fact.user, fact.id, fact.text)
+
+    def index_fact(self, user: str, fact_id: str, text: str) -> None:
+        """File the fact under its candidate-search terms (docs/scale.md)."""
+        from ._index import index_terms
+
+        self._run_many('INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?) '
+                       "ON CONFLICT DO NOTHING",
+                       [(user, term, fact_id) for term in sorted(index_terms(text))])
+
+    def update_fact(self, fact_id: str, **fields: Any) -> None:
+        if "pinned" in fields:
+            fields["pinned"] = int(fields["pinned"])
+        sets = ", ".join(f"{name} = ?" for name in fields)
+        self._run(f"UPDATE facts SET {sets} WHERE id = ?", [*fields.values(), fact_id])
+        if "text" in fields:
+            row = self._run('SELECT "user" FROM facts WHERE id = ?', (fact_id,)).fetchone()
+            self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
+            if row:
+                self.index_fact(row[0], fact_id, fields["text"])
+
+    def delete_fact(self, fact_id: str) -> None:
+        self._run("DELETE FROM links WHERE a = ? OR b = ?", (fact_id, fact_id))
+        self._run("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+        self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
+        self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
+
+    def candidate_ids(self, user: str, exact: Sequence[str],
+                      prefixes: Sequence[str]) -> list[str]:
+        """Facts filed under any exact term, or under a term that extends a prefix."""
+        clauses, params = [], []
+        for start in range(0, len(exact), 500):
+            chunk = list(exact[start:start + 500])
+            clauses.append(f'SELECT fact_id FROM terms WHERE "user" = ? AND term IN '
+                           f"({_marks(chunk)})")
+            params += [user, *chunk]
+        for prefix in prefixes:
+            # Terms that extend the prefix: the range [prefix, prefix + U+10FFFF), in code
+            # point order (the terms column compares bytes in both backends).
+            clauses.append('SELECT fact_id FROM terms WHERE "user" = ? AND term > ? '
+                           "AND term < ?")
+            params += [user, prefix, prefix + "\U0010ffff"]
+        if not clauses:
+            return []
+        return [r[0] for r in self._run(" UNION ".join(clauses), params).fetchall()]
+
+    def id_exists(self, fact_id: str) -> bool:
+        """True if the id was ever used (ids are never reused, even after a forget)."""
+        row = self._run("SELECT 1 FROM facts WHERE id = ? UNION ALL "
+                        "SELECT 1 FROM events WHERE fact_id = ? LIMIT 1",
+                        (fact_id, fact_id)).fetchone()
+        return row is not None
+
+    # -- links ----------------------------------------------------------------------------
+
+    def add_link(self, user: str, a: str, b: str, at: str) -> bool:
+        """Flag a and b against each other; False if they already were."""
+        lo, hi = sorted((a, b))
+        cur = self._run('INSERT INTO links ("user", a, b, created_at) VALUES (?, ?, ?, ?) '
+                        "ON CONFLICT DO NOTHING", (user, lo, hi, at))
+        return bool(cur.rowcount == 1)
+
+    def remove_link(self, a: str, b: str) -> bool:
+        lo, hi = sorted((a, b))
+        return bool(self._run("DELETE FROM links WHERE a = ? AND b = ?",
+                              (lo, hi)).rowcount == 1)
+
+    def links(self, user: str) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._run(
+            'SELECT a, b FROM links WHERE "user" = ? ORDER BY a, b', (user,)).fetchall()]
+
+    def link_rows(self, user: str) -> list[tuple[str, str, str]]:
+        """(a, b, created_at) of every link of the user, for export."""
+        return [(r[0], r[1], r[2]) for r in self._run(
+            'SELECT a, b, created_at FROM links WHERE "user" = ? ORDER BY a, b',
+            (user,)).fetchall()]
+
+    # -- events ---------------------------------------------------------------------------
+
+    def add_event(self, user: str, op: str, type_: str, fact_id: str, other_id: str | None,
+                  at: str, data: dict[str, Any]) -> int:
+        row = self._run(
+            'INSERT INTO events (op, "user", type, fact_id, other_id, at, data) '
+            "VALUES (?,?,?,?,?,?,?) RETURNING id",
+            (op, user, type_, fact_id, other_id, at, json.dumps(data, ensure_ascii=False))
+        ).fetchone()
+        return int(row[0])
+
+    def put_event(self, user: str, event: Event) -> None:
+        """Write an event with its own id (restoring an export); add_event picks new ids."""
+        self._run(
+            'INSERT INTO events (id, op, "user", type, fact_id, other_id, at, data, undone_by) '
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            (event.id, event.op, user, event.type, event.fact_id, event.other_id, event.at,
+             json.dumps(event.data, ensure_ascii=False), event.undone_by))
+
+    def user_events(self, user: str) -> list[Event]:
+        return self._events('WHERE "user" = ? ORDER BY id', (user,))
+
+    def max_event_id(self) -> int:
+        row = self._run("SELECT max(id) FROM events").fetchone()
+        return int(row[0] or 0)
+
+    def _events(self, sql: str, params: Sequence[Any]) -> list[Event]:
+        rows = self._run(f"SELECT {EVENT_COLUMNS} FROM events " + sql, params).fetchall()
+        return [Event(id=r[0], op=r[1], type=r[2], fact_id=r[3], other_id=r[4], at=r[5],
+                      data=json.loads(r[6]), undone_by=r[7]) for r in rows]
+
+    def link_event(self, user: str, a: str, b: str) -> Event | None:
+        """The latest event that flagged a and b (in either direction) and still stands."""
+        found = self._events(
+            "WHERE \"user\" = ? AND type = 'link' AND undone_by IS NULL AND ((fact_id = ? AND "
+            "other_id = ?) OR (fact_id = ? AND other_id = ?)) ORDER BY id DESC LIMIT 1",
+            (user, a, b, b, a))
+        return found[0] if found else None
+
+    def events_for(self, user: str, fact_id: str) -> list[Event]:
+        return self._events('WHERE "user" = ? AND (fact_id = ? OR other_id = ?) ORDER BY id',
+                            (user, fact_id, fact_id))
+
+    def event(self, user: str, event_id: int) -> Event | None:
+        found = self._events('WHERE "user" = ? AND id = ?', (user, event_id))
+        return found[0] if found else None
+
+    def op_events(self, op: str) -> list[Event]:
+        return self._events("WHERE op = ? ORDER BY id", (op,))
+
+    def mark_undone(self, event_ids: Sequence[int], by: int) -> None:
+        self._run_many("UPDATE events SET undone_by = ? WHERE id = ?",
+                       [(by, i) for i in event_ids])
+
+    # -- vectors --------------------------------------------------------------------------
+
+    def put_vector(self, fact_id: str, model: str, vector: bytes, dim: int) -> None:
+        self._run("DELETE FROM vectors WHERE fact_id = ? AND model = ?", (fact_id, model))
+        self._run("INSERT INTO vectors (fact_id, model, dim, vector) VALUES (?, ?, ?, ?)",
+                  (fact_id, model, dim, vector))
+
+    def vectors_since(self, user: str, model: str, seq: int) -> list[tuple[int, str, bytes]]:
+        """(seq, fact id, vector) written after `seq`, for catching up an in-memory index."""
+        return [(r[0], r[1], bytes(r[2])) for r in self._run(
+            "SELECT v.seq, v.fact_id, v.vector FROM vectors v JOIN facts f ON f.id = v.fact_id "
+            'WHERE v.model = ? AND v.seq > ? AND f."user" = ? ORDER BY v.seq',
+            (model, seq, user)).fetchall()]
+
+    def vector_dim(self, model: str) -> int | None:
+        """The dimension this store has seen for a model (a provider may not change it)."""
+        row = self._run("SELECT dim FROM vectors WHERE model = ? LIMIT 1", (model,)).fetchone()
+        return int(row[0]) if row else None
+
+    def user_vectors(self, user: str) -> list[tuple[str, str, int, bytes]]:
+        """(fact id, model, dim, vector) of every vector of the user, in fact order."""
+        return [(r[0], r[1], r[2], bytes(r[3])) for r in self._run(
+            "SELECT v.fact_id, v.model, v.dim, v.vector FROM vectors v JOIN facts f "
+            'ON f.id = v.fact_id WHERE f."user" = ? ORDER BY f.seq, v.model',
+            (user,)).fetchall()]
+
+    def delete_vectors(self, fact_id: str) -> None:
+        self._run("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
+
+    def facts_without_vector(self, user: str, model: str) -> list[tuple[str, str]]:
+        """(id, text) of the user's facts that have no vector from `model`."""
+        return [(r[0], r[1]) for r in self._run(
+            'SELECT f.id, f.text FROM facts f WHERE f."user" = ? AND NOT EXISTS ('
+            "SELECT 1 FROM vectors v WHERE v.fact_id = f.id AND v.model = ?) ORDER BY f.seq",
+            (user, model)).fetchall()]
+
+    def vectors_of(self, ids: Sequence[str], model: str) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start:start + 500])
+            out.update((r[0], bytes(r[1])) for r in self._run(
+                f"SELECT fact_id, vector FROM vectors WHERE model = ? AND fact_id IN "
+                f"({_marks(chunk)})", [model, *chunk]).fetchall())
+        return out
+
+    # -- tokens ---------------------------------------------------------------------------
+
+    def add_token(self, token_hash: str, user: str, label: str | None, at: str) -> None:
+        self._run('INSERT INTO tokens (hash, "user", label, created_at) VALUES (?, ?, ?, ?)',
+                  (token_hash, user, label, at))
+
+    def token_user(self, token_hash: str) -> str | None:
+        row = self._run('SELECT "user" FROM tokens WHERE hash = ?', (token_hash,)).fetchone()
+        return str(row[0]) if row else None
+
+    def tokens(self) -> list[tuple[str, str, str | None, str]]:
+        """(hash prefix, user, label, created_at) of every token."""
+        return [(r[0][:12], r[1], r[2], r[3]) for r in self._run(
+            'SELECT hash, "user", label, created_at FROM tokens ORDER BY created_at').fetchall()]
+
+    def revoke_token(self, prefix: str) -> int:
+        return int(self._run("DELETE FROM tokens WHERE substr(hash, 1, ?) = ?",
+                             (len(prefix), prefix)).rowcount)
+
+    def token_count(self) -> int:
+        return int(self._run("SELECT count(*) FROM tokens").fetchone()[0])
+
+
+def open_store(location: str | Any) -> SQLStore:
+    """The backend a location names: a postgresql:// URL, or a SQLite file path."""
+    text = str(location)
+    if text.startswith(("postgresql://", "postgres://")):
+        from ._postgres import PostgresStore
+
+        return PostgresStore(text)
+    from ._sqlite import SQLiteStore
+
+    return SQLiteStore(text)
