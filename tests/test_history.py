@@ -122,11 +122,11 @@ def test_undo_refused_when_the_fact_is_gone_changes_nothing(memory):
     assert memory.history(a.id)[-1].type == "forget"
 
 
-def test_events_of_another_user_are_invisible(db_path):
+def test_events_of_another_user_are_invisible(db):
     from ankita import Memory
 
-    with Memory(db_path, user="alice", embedder="none") as alice, \
-            Memory(db_path, user="bob", embedder="none") as bob:
+    with Memory(db, user="alice", embedder="none") as alice, \
+            Memory(db, user="bob", embedder="none") as bob:
         fact = alice.remember("I use Postgres")
         with pytest.raises(NotFound):
             bob.undo(fact.event_id)

@@ -7,9 +7,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 
-def call(db_path, steps):
+def call(db, steps):
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "ankita", "--db", str(db_path), "--embedder",
+                                   args=["-m", "ankita", "--db", str(db), "--embedder",
                                          "none", "--user", "alice", "mcp"])
 
     async def session():
@@ -25,8 +25,8 @@ def call(db_path, steps):
     return anyio.run(session)
 
 
-def test_tools_merge_flag_and_recall_with_the_notice(db_path):
-    tools, first, again, conflict, recalled, listed = call(db_path, [
+def test_tools_merge_flag_and_recall_with_the_notice(db):
+    tools, first, again, conflict, recalled, listed = call(db, [
         ("remember", {"text": "I use Postgres", "kind": "tool"}),
         ("remember", {"text": "Database is Postgres", "kind": "tool"}),
         ("remember", {"text": "I switched from Postgres to SQLite", "kind": "tool"}),
@@ -43,12 +43,12 @@ def test_tools_merge_flag_and_recall_with_the_notice(db_path):
     assert "<->" in listed[1]
     from ankita import Memory
 
-    with Memory(db_path, user="alice", embedder="none") as m:
+    with Memory(db, user="alice", embedder="none") as m:
         assert len(m.list()) == 2 and m.list()[0].mentions == 2
 
 
-def test_bad_calls_are_tool_errors_not_crashes(db_path):
-    _, empty, unknown, missing, after = call(db_path, [
+def test_bad_calls_are_tool_errors_not_crashes(db):
+    _, empty, unknown, missing, after = call(db, [
         ("remember", {"text": ""}),
         ("forget", {"id": "doesnotexist"}),
         ("resolve_conflict", {"keep": "a"}),

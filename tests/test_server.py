@@ -5,21 +5,21 @@ import pytest
 
 from ankita import ConfigError, Memory
 from ankita._server import check_bind, create_app, create_token
-from ankita._sqlite import SQLiteStore
+from ankita._sql import open_store
 from live import LiveServer
 
 
 @pytest.fixture
-def tokens(db_path):
-    store = SQLiteStore(db_path)
+def tokens(db):
+    store = open_store(db)
     made = {"alice": create_token(store, "alice"), "bob": create_token(store, "bob")}
     store.close()
     return made
 
 
 @pytest.fixture
-def live(db_path, tokens):
-    server = LiveServer(create_app(db_path, embedder="none", anonymous=True))
+def live(db, tokens):
+    server = LiveServer(create_app(db, embedder="none", anonymous=True))
     yield server
     server.stop()
 
@@ -91,7 +91,7 @@ def test_auth_is_required_once_tokens_exist(live):
     assert bad.status_code == 401
 
 
-def test_users_never_reach_each_others_facts(alice, bob, db_path):
+def test_users_never_reach_each_others_facts(alice, bob, db):
     fact = ok(alice.post("/v1/facts", json={"text": "I live in Berlin"}))["fact"]
     fid = fact["id"]
     other = ok(alice.post("/v1/facts", json={"text": "I live in Munich"}))["fact"]["id"]
@@ -106,7 +106,7 @@ def test_users_never_reach_each_others_facts(alice, bob, db_path):
         response = bob.request(method, path, json=body)
         assert response.status_code == 404, (method, path, response.text)
     assert ok(bob.post("/v1/recall", json={"query": "Berlin"}))["facts"] == []
-    with Memory(db_path, user="alice", embedder="none") as m:
+    with Memory(db, user="alice", embedder="none") as m:
         assert {f.id for f in m.list()} == {fid, other}
         assert len(m.conflicts()) == 1 and not m.get(fid).pinned
 
@@ -160,10 +160,10 @@ def test_single_user_mode_without_tokens_on_loopback(tmp_path):
         server.stop()
 
 
-def test_non_loopback_without_tokens_is_refused(tmp_path, db_path, tokens):
+def test_non_loopback_without_tokens_is_refused(tmp_path, db, tokens):
     with pytest.raises(ConfigError, match="without tokens"):
         check_bind("0.0.0.0", str(tmp_path / "empty.db"))
-    check_bind("0.0.0.0", str(db_path))  # tokens exist: allowed
+    check_bind("0.0.0.0", str(db))  # tokens exist: allowed
     check_bind("127.0.0.1", str(tmp_path / "empty.db"))
 
 

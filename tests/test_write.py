@@ -297,8 +297,9 @@ def test_two_processes_writing_the_same_fact_make_one_fact(db_path):
     assert len(facts) == 1 and facts[0].mentions == 20
 
 
-def test_store_uses_wal_and_a_schema_version(db_path, memory):
-    memory.remember("I use Postgres")
+def test_store_uses_wal_and_a_schema_version(db_path):
+    with Memory(db_path, embedder="none") as memory:
+        memory.remember("I use Postgres")
     con = sqlite3.connect(db_path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     version = con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
@@ -316,6 +317,24 @@ def test_a_newer_schema_is_refused(db_path):
     con.close()
     with pytest.raises(StoreError, match="schema 99"):
         Memory(db_path, embedder="none")
+
+
+def test_a_newer_postgres_schema_is_refused_and_passwords_never_shown(postgres_url):
+    import psycopg
+
+    from ankita import StoreError
+    from conftest import fresh_schema
+
+    url = fresh_schema(postgres_url)
+    Memory(url, embedder="none").close()
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(StoreError, match="schema 99"):
+        Memory(url, embedder="none")
+    secret = url.replace("postgres:@", "postgres:hunter2@")
+    with pytest.raises(StoreError) as refused:
+        Memory(secret.replace("host=", "host=/nonexistent"), embedder="none")
+    assert "hunter2" not in str(refused.value) and "***" in str(refused.value)
 
 
 @pytest.mark.parametrize("a,b,flagged", [

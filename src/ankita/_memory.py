@@ -80,6 +80,7 @@ class Memory:
         self.candidate_search = candidate_search
         self._vector_indexes: dict[str, VectorIndex] = {}
         self.store = open_store(self.path)
+        self.path = self.store.path  # a database URL without its password
 
     def close(self) -> None:
         self.store.close()
@@ -197,6 +198,15 @@ class Memory:
                        reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
                               "scores are lexical and `ankita reindex` will embed it later")
 
+    def _similar(self, store: SQLStore, model: str, vector: list[float],
+                 line: float) -> dict[str, float]:
+        """Stored facts whose vector has cosine >= line: searched by the database when it can
+        (pgvector), else in an in-memory matrix kept in step with the store."""
+        found = store.nearest(self.user, model, vector, line)
+        if found is not None:
+            return found
+        return self._vector_index(store, model).above(vector, line)
+
     def _vector_index(self, store: SQLStore, model: str) -> VectorIndex:
         index = self._vector_indexes.get(model)
         if index is None:
@@ -214,7 +224,7 @@ class Memory:
         if vector is not None and model:
             line = self.settings.cosine_lines(model, kind)[1]
             # A hair below the line: float32 search must not lose a pair the exact cosine keeps.
-            ids |= set(self._vector_index(store, model).above(vector, line - 1e-4))
+            ids |= set(self._similar(store, model, vector, line - 1e-4))
         return store.facts_by_ids(self.user, sorted(ids), links=False)
 
     def _create(self, store: SQLStore, op: str, at: str, text: str, kind: str, pinned: bool,
@@ -355,8 +365,8 @@ class Memory:
             vector = self._embed(query)[0]
             if vector is not None:
                 model = self.embedder.model_id
-                index = self._vector_index(self.store, model)
-                semantic = (model, index.above(vector, _recall.SEMANTIC_FLOOR))
+                semantic = (model, self._similar(self.store, model, vector,
+                                                 _recall.SEMANTIC_FLOOR))
         return _recall.recall(self.store, self.user, query, limit, kind_list, self.settings,
                               self.clock(), semantic)
 
