@@ -1,11 +1,9 @@
 from __future__ import annotations
 
 import os
-import uuid
 import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
 
@@ -72,15 +70,9 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
 
 def fresh_schema(url: str) -> str:
     """A URL whose connections use a new, empty schema: one test's own database."""
-    import psycopg
+    from ankita._postgres import create_schema
 
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(url, autocommit=True) as con:
-        con.execute(f"CREATE SCHEMA {schema}")
-    parts = urlsplit(url)
-    query = dict(parse_qsl(parts.query))
-    query["options"] = f"-csearch_path={schema},public"
-    return urlunsplit(parts._replace(query=urlencode(query)))
+    return create_schema(url, "t")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

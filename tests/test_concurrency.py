@@ -65,8 +65,8 @@ def worker(path, seed, ops, log_path, barrier):
         log.write(json.dumps({"op": "end", "t": time.monotonic()}) + "\n")
 
 
-def test_processes_writing_one_store_lose_nothing(tmp_path):
-    path = str(tmp_path / "shared.db")
+def test_processes_writing_one_store_lose_nothing(tmp_path, db):
+    path = db  # a SQLite file, or a PostgreSQL schema: the same guarantees on both
     Memory(path, embedder="none").close()  # create the schema once, before the race
     context = multiprocessing.get_context("spawn")
     logs = [tmp_path / f"worker{i}.jsonl" for i in range(PROCS)]

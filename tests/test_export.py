@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from ankita import Embedder, InvalidInput, Memory, StoreError
 from ankita.cli import cli
+from conftest import fresh_schema
 
 
 class HashedWords(Embedder):
@@ -196,3 +197,20 @@ def test_backup_while_another_process_writes(tmp_path):
             seen.append(len(memory.list()))
     assert seen == sorted(seen)  # later copies hold at least as much
     assert not list(tmp_path.glob("*.partial"))
+
+
+def test_an_export_moves_a_memory_between_backends(tmp_path, clock, postgres_url):
+    with Memory(tmp_path / "a.db", embedder=HashedWords(), clock=clock) as memory:
+        rich_memory(memory, clock)
+        dump = list(memory.export(vectors=True))
+    with Memory(fresh_schema(postgres_url), embedder=HashedWords()) as there:
+        there.restore(dump)
+        moved = list(there.export(vectors=True))
+        assert there.doctor()["ok"]
+        # Restored event ids move the server's sequence: new history never reuses them.
+        later = there.remember("My cat is called Miso")
+        assert later.event_id > max(r["event"]["id"] for r in dump if "event" in r)
+    assert moved[1:] == dump[1:]  # the header names each backend's own schema version
+    with Memory(tmp_path / "back.db", embedder=HashedWords()) as home:
+        home.restore(moved)
+        assert list(home.export(vectors=True)) == dump

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from ankita import AnkitaError, Memory
 from ankita._decision import MERGE, compare_texts
 from ankita._similarity import lexical_score
+from conftest import fresh_schema
 
 PHRASES = ["I live in Berlin", "I live in Munich", "I don't live in Berlin", "I use Postgres",
            "Database is Postgres", "I switched from Postgres to SQLite", "I like jazz",
@@ -43,12 +44,25 @@ def check_invariants(memory: Memory) -> None:
             assert same.action != MERGE, (old.text, new.text)
 
 
-@settings(max_examples=int(os.environ.get("ANKITA_FUZZ_EXAMPLES", "60")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = int(os.environ.get("ANKITA_FUZZ_EXAMPLES", "60"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops)
 def test_links_stay_symmetric_and_valid_after_any_sequence(sequence):
-    with tempfile.TemporaryDirectory() as folder, \
-            Memory(Path(folder) / "m.db", embedder="none") as memory:
+    with tempfile.TemporaryDirectory() as folder:
+        run_sequence(Path(folder) / "m.db", sequence)
+
+
+@settings(max_examples=max(10, EXAMPLES // 3), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(sequence=ops)
+def test_the_same_holds_on_postgres(postgres_url, sequence):
+    run_sequence(fresh_schema(postgres_url), sequence)
+
+
+def run_sequence(location, sequence):
+    with Memory(location, embedder="none") as memory:
         seen: list[str] = []
         for op, x, y in sequence:
             try:

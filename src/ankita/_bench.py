@@ -109,24 +109,63 @@ def _timed_writes(memory: Memory, writes: list[tuple[str, str]]) -> tuple[list[f
     return samples, decisions
 
 
+class Places:
+    """Where bench stores live: temporary SQLite files, or new schemas in a PostgreSQL
+    database (dropped afterwards)."""
+
+    def __init__(self, server: str | None) -> None:
+        self.server = server
+        self.folder = Path(tempfile.mkdtemp(prefix="ankita-bench-"))
+        self.made: list[str] = []
+
+    def new(self, name: str) -> str:
+        if self.server is None:
+            return str(self.folder / f"{name}.db")
+        from ._postgres import create_schema
+
+        self.made.append(create_schema(self.server, "ankita_bench"))
+        return self.made[-1]
+
+    def copy(self, source: str, name: str) -> str:
+        """A second store holding the same facts with the same ids: a file copy, or an
+        export restored into a new schema."""
+        if self.server is None:
+            shutil.copy(source, self.folder / f"{name}.db")
+            return str(self.folder / f"{name}.db")
+        target = self.new(name)
+        with Memory(source, embedder="none") as memory:
+            dump = list(memory.export(vectors=True))
+        with Memory(target, embedder="none") as memory:
+            memory.restore(dump)
+        return target
+
+    def close(self) -> None:
+        from ._postgres import drop_schema
+
+        for url in self.made:
+            drop_schema(url)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
-             seed: int = 7) -> dict[str, Any]:
+             seed: int = 7, server: str | None = None) -> dict[str, Any]:
     """One store size, measured end to end (runs in a child process)."""
-    folder = Path(tempfile.mkdtemp(prefix="ankita-bench-"))
+    places = Places(server)
     try:
         generator = FactGenerator(seed, size)
         rows = [{"text": t, "kind": k, "source": "bench"} for t, k in
                 (generator.next() for _ in range(size))]
-        with Memory(folder / "bench.db", embedder=embedder) as memory:
+        main = places.new("bench")
+        with Memory(main, embedder=embedder) as memory:
             memory.remember("warm-up fact so that models and caches are loaded")
             start = time.perf_counter()
             memory.remember_many(rows)
             import_rate = size / (time.perf_counter() - start)
             facts = len(memory.list(include_superseded=True))
-        shutil.copy(folder / "bench.db", folder / "reference.db")
+        reference_place = places.copy(main, "reference")
         tests = [generator.next() for _ in range(writes)]
         queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
-        with Memory(folder / "bench.db", embedder=embedder) as memory:
+        with Memory(main, embedder=embedder) as memory:
             memory.recall("warm-up")
             remember_ms, indexed = _timed_writes(memory, tests)
             recall_ms = []
@@ -134,7 +173,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
                 start = time.perf_counter()
                 memory.recall(query)
                 recall_ms.append((time.perf_counter() - start) * 1000)
-        with Memory(folder / "reference.db", embedder=embedder,
+        with Memory(reference_place, embedder=embedder,
                     candidate_search="exhaustive") as reference:
             reference_ms, exhaustive = _timed_writes(reference, tests[:exhaustive_writes])
         same = indexed[:exhaustive_writes] == exhaustive
@@ -154,29 +193,80 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             "decisions_identical": same,
         }
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        places.close()
 
 
-def _child(queue: Any, args: tuple[Any, ...]) -> None:
+def _child(queue: Any, target: Callable[..., Any], args: tuple[Any, ...]) -> None:
     try:
-        queue.put(("ok", run_size(*args)))
+        queue.put(("ok", target(*args)))
     except Exception as exc:  # report, do not hang the parent
         queue.put(("error", f"{type(exc).__name__}: {exc}"))
 
 
-def bench(sizes: list[int], embedder: str, writes: int, exhaustive_writes: int,
-          on_size: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Every size in its own process, smallest first."""
+def _in_child(target: Callable[..., Any], *args: Any) -> tuple[str, Any]:
     context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    child = context.Process(target=_child, args=(queue, target, args))
+    child.start()
+    status, payload = queue.get()
+    child.join()
+    return status, payload
+
+
+def _writer(location: str, user: str, seed: int, count: int, barrier: Any) -> None:
+    generator = FactGenerator(seed, count)
+    rows = [generator.next() for _ in range(count)]
+    with Memory(location, user=user, embedder="none") as memory:
+        barrier.wait()
+        for text, kind in rows:
+            memory.remember(text, kind=kind)
+
+
+def concurrent_writes(server: str | None, processes: int, writes: int) -> dict[str, Any]:
+    """Facts/s when `processes` writers remember at once: each as its own user, then all as
+    one user (whose writes must take turns: compare-and-write is atomic per user)."""
+    out: dict[str, Any] = {"processes": processes, "writes_per_process": writes}
+    context = multiprocessing.get_context("spawn")
+    for label, same in (("different_users", False), ("same_user", True)):
+        places = Places(server)
+        try:
+            location = places.new(label)
+            Memory(location, embedder="none").close()  # the schema exists before the race
+            barrier = context.Barrier(processes + 1)
+            children = [context.Process(target=_writer, args=(
+                location, "bench" if same else f"bench{i}", 100 + i, writes, barrier))
+                for i in range(processes)]
+            for child in children:
+                child.start()
+            barrier.wait()
+            start = time.perf_counter()
+            for child in children:
+                child.join()
+            elapsed = time.perf_counter() - start
+            if any(child.exitcode != 0 for child in children):
+                out[f"{label}_error"] = "a writer process failed"
+                continue
+            out[f"{label}_facts_per_s"] = round(processes * writes / elapsed, 1)
+        finally:
+            places.close()
+    return out
+
+
+def bench(sizes: list[int], embedder: str, writes: int, exhaustive_writes: int,
+          on_size: Callable[[int], None] | None = None, server: str | None = None,
+          writers: int = 0, writer_writes: int = 200) -> dict[str, Any]:
+    """Every size in its own process, smallest first; then, if asked, `writers` processes
+    writing at once. `server` is a PostgreSQL URL, or None for temporary SQLite files."""
     runs = []
     for size in sizes:
         if on_size:
             on_size(size)
-        queue = context.Queue()
-        child = context.Process(target=_child, args=(queue, (size, embedder, writes,
-                                                              min(writes, exhaustive_writes))))
-        child.start()
-        status, payload = queue.get()
-        child.join()
+        status, payload = _in_child(run_size, size, embedder, writes,
+                                    min(writes, exhaustive_writes), 7, server)
         runs.append(payload if status == "ok" else {"facts": size, "error": payload})
-    return {"runs": runs}
+    report: dict[str, Any] = {"backend": "postgresql" if server else "sqlite", "runs": runs}
+    if writers:
+        if on_size:
+            on_size(-writers)
+        report["concurrent"] = concurrent_writes(server, writers, writer_writes)
+    return report

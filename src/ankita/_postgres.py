@@ -284,6 +284,39 @@ class PostgresStore(SQLStore):
                 if self.db.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0] is None]
 
 
+def with_schema(url: str, schema: str) -> str:
+    """The URL with connections using `schema` first on their search path (then public, where
+    extensions such as pgvector usually live)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = dict(parse_qsl(parts.query))
+    query["options"] = f"-csearch_path={schema},public"
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def create_schema(url: str, prefix: str) -> str:
+    """A new empty schema (a database of its own for a test or a benchmark): its URL."""
+    import uuid
+
+    if psycopg is None:
+        raise StoreError("PostgreSQL needs psycopg: pip install 'ankita[postgres]'")
+    schema = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    return with_schema(url, schema)
+
+
+def drop_schema(url: str) -> None:
+    from urllib.parse import parse_qsl, urlsplit
+
+    options = dict(parse_qsl(urlsplit(url).query)).get("options", "")
+    schema = options.partition("search_path=")[2].split(",")[0]
+    if psycopg is not None and schema:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
 def _literal(values: Sequence[float]) -> str:
     """pgvector's text form of a vector."""
     return "[" + ",".join(repr(float(v)) for v in values) + "]"

@@ -389,11 +389,17 @@ def reindex(ctx: click.Context, batch_size: int, as_json: bool) -> None:
               help="Timed writes and recalls per size.")
 @click.option("--exhaustive-writes", default=300, show_default=True, type=int,
               help="How many of those writes also go through the exhaustive reference.")
+@click.option("--writers", default=8, show_default=True, type=int,
+              help="Then this many processes write at once (0 skips it).")
+@click.option("--writer-writes", default=200, show_default=True, type=int,
+              help="Facts each of those processes writes.")
 @json_option
 @click.pass_context
-def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int,
-          as_json: bool) -> None:
-    """Measure remember/recall latency, import rate and memory at several store sizes."""
+def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, writers: int,
+          writer_writes: int, as_json: bool) -> None:
+    """Measure remember/recall latency, import rate and memory at several store sizes, and
+    throughput with concurrent writer processes. With `--db postgresql://...` it runs on new
+    schemas in that database (dropped afterwards); otherwise on temporary SQLite files."""
     from ._bench import bench as run_bench
 
     try:
@@ -402,13 +408,22 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int,
         raise InvalidInput(f"--facts takes whole numbers, got {sizes!r}") from None
     if not size_list or any(n < 10 for n in size_list) or writes < 1:
         raise InvalidInput("--facts sizes must be at least 10, and --writes at least 1")
+    if writers < 0 or writer_writes < 1:
+        raise InvalidInput("--writers must be 0 or more, and --writer-writes at least 1")
     embedder = ctx.find_root().obj["embedder"]
-    report = run_bench(size_list, embedder, writes, exhaustive_writes,
-                       on_size=lambda n: err_console.print(f"[dim]bench: {n} facts ...[/dim]"))
+    db = ctx.find_root().obj["db"]
+    server = db if db and str(db).startswith(("postgresql://", "postgres://")) else None
+
+    def progress(n: int) -> None:
+        err_console.print(f"[dim]bench: {n} facts ...[/dim]" if n > 0 else
+                          f"[dim]bench: {-n} writer processes at once ...[/dim]")
+
+    report = run_bench(size_list, embedder, writes, exhaustive_writes, on_size=progress,
+                       server=server, writers=writers, writer_writes=writer_writes)
     if as_json:
         _print_json(report)
         return
-    table = Table(title=f"ankita bench (embedder {esc(embedder)})")
+    table = Table(title=f"ankita bench ({report['backend']}, embedder {esc(embedder)})")
     columns = ["facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms", "recall_p95_ms",
                "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup", "decisions_identical"]
     for column in columns:
@@ -416,6 +431,13 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int,
     for run in report["runs"]:
         table.add_row(*[esc(str(run.get(c, run.get("error", "")))) for c in columns])
     console.print(table)
+    if "concurrent" in report:
+        c = report["concurrent"]
+        console.print(f"{c['processes']} writer processes x {c['writes_per_process']} facts: "
+                      f"{c.get('different_users_facts_per_s', c.get('different_users_error'))} "
+                      f"facts/s as different users, "
+                      f"{c.get('same_user_facts_per_s', c.get('same_user_error'))} facts/s as "
+                      "one user")
 
 
 @cli.command(name="import")
