@@ -9,7 +9,15 @@ from ._config import Settings
 from ._decision import Comparison
 from ._disagree import Finding
 from ._embedders import Embedder, register
-from ._errors import AnkitaError, ConfigError, InvalidInput, NotFound, StoreError, UndoError
+from ._errors import (
+    AnkitaError,
+    ConfigError,
+    InvalidInput,
+    ModelError,
+    NotFound,
+    StoreError,
+    UndoError,
+)
 from ._memory import Memory
 from ._models import NOTICE, Conflict, Event, Fact, Recall, RecalledFact, WriteResult
 
@@ -27,6 +35,7 @@ __all__ = [
     "Finding",
     "InvalidInput",
     "Memory",
+    "ModelError",
     "NotFound",
     "Recall",
     "RecalledFact",

@@ -6,6 +6,7 @@
     ├── NotFound                no such fact or event for this user
     ├── UndoError               that event cannot be undone (already undone, or state moved on)
     ├── EmbedderError           a provider gave no usable vectors (writes go on lexically)
+    ├── ModelError              no chat model answered (unreachable, refused, timed out)
     └── StoreError              the database cannot be opened, is too new, or stays locked
 """
 
@@ -46,6 +47,12 @@ class EmbedderError(AnkitaError):
     """A provider could not give vectors (down, refused, timed out, or answered nonsense)."""
 
     code = "embedder_error"
+
+
+class ModelError(AnkitaError):
+    """The chat model could not answer: not reachable, refused the request, or timed out."""
+
+    code = "model_error"
 
 
 class StoreError(AnkitaError):

@@ -1,0 +1,34 @@
+"""The companion around the memory engine: a personality card, a chat runtime on a local model
+with the memory tools, sessions, compaction, reply classes and lanes.
+
+The memory core never imports this package.
+"""
+
+from ._lanes import Lane, Lanes
+from ._model import ChatModel, ModelReply, ModelSettings, OllamaChat, OpenAIChat, ToolCall
+from ._model import open_model as open_model
+from ._persona import Persona, build_system_prompt, load_persona, save_persona
+from ._replies import Classified, classify
+from ._runtime import Companion, Turn
+from ._transcripts import Transcripts
+
+__all__ = [
+    "ChatModel",
+    "Classified",
+    "Companion",
+    "Lane",
+    "Lanes",
+    "ModelReply",
+    "ModelSettings",
+    "OllamaChat",
+    "OpenAIChat",
+    "Persona",
+    "ToolCall",
+    "Transcripts",
+    "Turn",
+    "build_system_prompt",
+    "classify",
+    "load_persona",
+    "open_model",
+    "save_persona",
+]

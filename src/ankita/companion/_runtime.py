@@ -1,0 +1,293 @@
+"""The companion's turn: memory in, model with tools, reply classified, context compacted.
+
+Each turn:
+1. recall on the conversation so far goes into the system prompt, conflict notice included;
+2. one pending "which is current?" conflict is put to the model to ask, at most once a session;
+3. the model answers, calling the memory tools as it likes (remember, forget, recall,
+   resolve_conflict, clear_conflict, ...), for a bounded number of rounds;
+4. the reply is classified: normal (shown), silent (recorded only) or error;
+5. when the server's measured prompt size passes the compaction line (60% of the window by
+   default), the conversation is compacted: first a silent turn lets the model save durable
+   facts, then older turns are summarised in chunks that fit, the latest turns and the pending
+   question staying verbatim. If summarising fails, nothing is dropped: a fixed fallback note
+   stands in and the history stays.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import tools as memory_tools
+from .._errors import AnkitaError, ModelError
+from .._memory import Memory
+from ._lanes import Lanes
+from ._model import ChatModel, ModelReply
+from ._persona import Persona, build_system_prompt, estimate_tokens
+from ._replies import classify, strip_head_token
+from ._transcripts import Message, Transcripts, validate_session
+
+MAX_TOOL_ROUNDS = 5
+KEEP_RECENT = 6  # messages kept verbatim through a compaction
+COMPACT_AT = 0.6
+RECALL_TURNS = 3  # user messages whose words feed recall
+FALLBACK_SUMMARY = ("(Earlier parts of this conversation were shortened because a summary "
+                    "could not be made. They are saved in the transcript.)")
+FLUSH_PROMPT = ("The conversation is about to be shortened. If the user said anything lasting "
+                "about themselves that is not in your memory yet, save it now with the remember "
+                "tool. Then answer with exactly [SILENT].")
+SUMMARY_PROMPT = ("Summarise this part of a conversation between {user} and {char} in a few "
+                  "sentences: what was discussed, decided or promised. Facts about {user} are "
+                  "stored elsewhere; keep only what the conversation needs to continue.")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one user message produced."""
+
+    kind: str  # "normal" | "silent" | "error"
+    text: str  # shown to the user: empty unless normal
+    tool_calls: tuple[str, ...]  # "name(args) -> result", in order
+    prompt_tokens: int | None
+    compacted: bool
+    asked_conflict: tuple[str, str] | None
+
+
+class Companion:
+    def __init__(self, memory: Memory, model: ChatModel, persona: Persona,
+                 transcripts: Transcripts, session: str = "default",
+                 user_name: str | None = None, compact_at: float = COMPACT_AT,
+                 lanes: Lanes | None = None, deadline_s: float | None = None) -> None:
+        self.memory, self.model, self.persona = memory, model, persona
+        self.transcripts = transcripts
+        self.session = validate_session(session)
+        self.user_name = user_name or memory.user
+        self.window = model.settings.context_window
+        self.compact_at = compact_at
+        self.lanes = lanes or Lanes()
+        self.deadline_s = deadline_s or model.settings.timeout_s * (MAX_TOOL_ROUNDS + 1)
+        self.last_prompt_tokens: int | None = None
+
+    # -- the session ----------------------------------------------------------------------
+
+    def greeting(self) -> str | None:
+        """The card's first message, once, when the session is new."""
+        if self.transcripts.messages(self.session):
+            return None
+        text = self.persona.greeting(self.user_name)
+        if text:
+            self.transcripts.add(self.session, "assistant", text)
+        return text or None
+
+    def _since(self) -> tuple[str | None, list[Message]]:
+        """The latest summary (if any) and the turns the prompt still holds verbatim: those
+        after the summary's cut, and the ones it pinned (a pending conflict question)."""
+        messages = self.transcripts.messages(self.session)
+        summary, keep_from, pinned = None, 0, set()
+        for message in messages:
+            if message.kind == "summary":
+                summary = message.content
+                keep_from = int(message.extra.get("keep_from", message.seq))
+                pinned = set(message.extra.get("pinned", []))
+        return summary, [m for m in messages if m.kind == "turn"
+                         and (m.seq >= keep_from or m.seq in pinned)]
+
+    def _pending_question(self) -> tuple[str, tuple[str, str] | None]:
+        """A conflict not yet asked about in this session, as an instruction to ask it."""
+        asked = set(json.loads(self.transcripts.get(self.session, "asked") or "[]"))
+        for pair in self.memory.conflicts():
+            key = f"{pair.a.id}|{pair.b.id}"
+            if key in asked:
+                continue
+            text = (f"Your memory holds two facts that disagree: [{pair.a.id}] \"{pair.a.text}\" "
+                    f"and [{pair.b.id}] \"{pair.b.text}\". Ask {self.user_name}, once and "
+                    "briefly, which is current (or whether both are true). When they answer, "
+                    "call resolve_conflict with keep and over, or clear_conflict if both hold.")
+            return text, (pair.a.id, pair.b.id)
+        return "", None
+
+    def _mark_asked(self, pair: tuple[str, str], message: Message) -> None:
+        asked = json.loads(self.transcripts.get(self.session, "asked") or "[]")
+        asked.append(f"{pair[0]}|{pair[1]}")
+        self.transcripts.put(self.session, "asked", json.dumps(asked))
+        # Which message asked it: compaction keeps it verbatim while the conflict stands.
+        self.transcripts.put(self.session, f"asked_in:{pair[0]}|{pair[1]}", str(message.seq))
+
+    def _open_questions(self) -> set[int]:
+        seqs = set()
+        for pair in self.memory.conflicts():
+            seq = self.transcripts.get(self.session, f"asked_in:{pair.a.id}|{pair.b.id}")
+            if seq is not None:
+                seqs.add(int(seq))
+        return seqs
+
+    def _system(self, history: list[Message], summary: str | None,
+                question: str) -> dict[str, Any]:
+        said = [m.content for m in history if m.role == "user"][-RECALL_TURNS:]
+        block = self.memory.recall(" ".join(said)[-2000:]).to_prompt() if said else ""
+        return {"role": "system", "content": build_system_prompt(
+            self.persona, self.user_name, block, question or None, summary)}
+
+    # -- one turn -------------------------------------------------------------------------
+
+    def send(self, text: str, on_delta: Callable[[str], None] | None = None) -> Turn:
+        """Answer one user message; runs in the session's lane, under the watchdog."""
+        result: Turn = self.lanes.run(f"session:{self.session}",
+                                      lambda: self._send(text, on_delta), self.deadline_s)
+        return result
+
+    def _send(self, text: str, on_delta: Callable[[str], None] | None) -> Turn:
+        text = text.strip()
+        if not text:
+            return Turn("silent", "", (), None, False, None)
+        self.transcripts.add(self.session, "user", text)
+        summary, history = self._since()
+        question, pair = self._pending_question()
+        messages = [self._system(history, summary, question)] + [m.to_model() for m in history]
+        calls: list[str] = []
+        held = _Held(on_delta)
+        try:
+            reply = self._converse(messages, calls, held.feed)
+        except ModelError as exc:
+            self.transcripts.add(self.session, "assistant", str(exc), kind="error")
+            raise
+        verdict = classify(reply.content)
+        held.finish(verdict.text if verdict.kind == "normal" else "")
+        said = self.transcripts.add(self.session, "assistant", reply.content if verdict.kind !=
+                                    "normal" else verdict.text,
+                                    kind="turn" if verdict.kind == "normal" else "silent")
+        if pair is not None:
+            self._mark_asked(pair, said)
+        compacted = False
+        if reply.prompt_tokens is not None:
+            self.last_prompt_tokens = reply.prompt_tokens
+        used = reply.prompt_tokens or estimate_tokens(json.dumps(messages))
+        if used >= self.compact_at * self.window:
+            compacted = self.compact()
+        return Turn(verdict.kind, verdict.text, tuple(calls), reply.prompt_tokens, compacted,
+                    pair)
+
+    def _converse(self, messages: list[dict[str, Any]], calls: list[str],
+                  on_delta: Callable[[str], None] | None) -> ModelReply:
+        """Ask the model; run its tool calls against memory and ask again, a few rounds."""
+        tools = memory_tools.openai_tools()
+        reply = self.model.chat(messages, tools, on_delta)
+        for _ in range(MAX_TOOL_ROUNDS):
+            if not reply.tool_calls:
+                return reply
+            assistant = {"role": "assistant", "content": reply.content, "tool_calls": [
+                {"id": c.id, "type": "function", "function": {
+                    "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str)
+                    else json.dumps(c.arguments)}} for c in reply.tool_calls]}
+            messages.append(assistant)
+            self.transcripts.add(self.session, "assistant", reply.content, kind="tool",
+                                 tool_calls=assistant["tool_calls"])
+            for call in reply.tool_calls:
+                try:
+                    result = memory_tools.dispatch(call.name, call.arguments, self.memory)
+                except AnkitaError as exc:  # the model sees the error and can correct itself
+                    result = f"error ({exc.code}): {exc}"
+                calls.append(f"{call.name}({_short(call.arguments)}) -> {result}")
+                messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
+                                 "content": result})
+                self.transcripts.add(self.session, "tool", result, kind="tool",
+                                     tool_call_id=call.id, name=call.name)
+            reply = self.model.chat(messages, tools, on_delta)
+        return reply
+
+    # -- compaction -----------------------------------------------------------------------
+
+    def compact(self) -> bool:
+        """Flush durable facts, then summarise older turns. True if a summary was written."""
+        summary, history = self._since()
+        if len(history) <= KEEP_RECENT:
+            return False
+        question, _ = self._pending_question()
+        self._flush(history, summary, question)
+        open_questions = self._open_questions()
+        recent = history[-KEEP_RECENT:]
+        pinned = sorted(m.seq for m in history[:-KEEP_RECENT] if m.seq in open_questions)
+        old = [m for m in history[:-KEEP_RECENT] if m.seq not in open_questions]
+        summarised = True
+        try:
+            text = self._summarise(old, summary)
+        except ModelError as exc:
+            # Never a wiped context: the fallback note stands in, every turn stays saved, and
+            # the latest ones stay in the prompt.
+            self.transcripts.add(self.session, "assistant", f"summary failed: {exc}",
+                                 kind="error")
+            text = (summary + "\n" if summary else "") + FALLBACK_SUMMARY
+            summarised = False
+        self.transcripts.add(self.session, "system", text, kind="summary",
+                             keep_from=recent[0].seq, pinned=pinned)
+        return summarised
+
+    def _flush(self, history: list[Message], summary: str | None, question: str) -> None:
+        """The silent turn: the model may call remember before anything is summarised."""
+        messages = [self._system(history, summary, question)] + \
+            [m.to_model() for m in history] + [{"role": "user", "content": FLUSH_PROMPT}]
+        calls: list[str] = []
+        try:
+            reply = self._converse(messages, calls, None)
+        except ModelError as exc:
+            self.transcripts.add(self.session, "assistant", f"memory flush failed: {exc}",
+                                 kind="error")
+            return
+        self.transcripts.add(self.session, "assistant", reply.content, kind="flush",
+                             calls=calls)
+
+    def _summarise(self, old: list[Message], summary: str | None) -> str:
+        """Summaries of chunks that each fit well inside the window, folded together."""
+        budget = int(self.window * 0.5)
+        instruction = SUMMARY_PROMPT.format(user=self.user_name,
+                                            char=self.persona.card["data"]["name"])
+        chunks: list[list[str]] = [[]]
+        for message in old:
+            line = f"{message.role}: {message.content}"[: budget * 4]
+            if estimate_tokens("\n".join(chunks[-1] + [line])) > budget and chunks[-1]:
+                chunks.append([])
+            chunks[-1].append(line)
+        running = summary or ""
+        for chunk in chunks:
+            prompt = (f"Summary so far: {running}\n\n" if running else "") + "\n".join(chunk)
+            reply = self.model.chat([{"role": "system", "content": instruction},
+                                     {"role": "user", "content": prompt}])
+            verdict = classify(reply.content)
+            if verdict.kind != "normal":
+                raise ModelError("the summary came back empty")
+            running = verdict.text
+        return running
+
+
+class _Held:
+    """Streams a reply while holding back its edges until it is classified, so a silent
+    token at the start or end of a reply is never shown."""
+
+    EDGE = 16
+
+    def __init__(self, out: Callable[[str], None] | None) -> None:
+        self.out, self.text, self.sent, self.started = out, "", 0, False
+
+    def feed(self, delta: str) -> None:
+        self.text += delta
+        if not self.started:
+            if len(self.text.strip()) < self.EDGE:
+                return
+            self.text, self.started = strip_head_token(self.text.lstrip()), True
+        safe = len(self.text) - self.EDGE
+        if self.out is not None and safe > self.sent:
+            self.out(self.text[self.sent:safe])
+            self.sent = safe
+
+    def finish(self, final: str) -> None:
+        """Print what is left of the classified text ('' for a silent reply)."""
+        if self.out is not None and final and len(final) > self.sent:
+            self.out(final[self.sent:])
+
+
+def _short(arguments: Any) -> str:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments,
+                                                                   ensure_ascii=False)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,109 @@
+"""Chat sessions in SQLite: every message ever exchanged, and each session's small state.
+
+Nothing is deleted when a conversation is compacted: a summary row marks where the prompt starts
+again, and the messages before it stay in the transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .._errors import InvalidInput, StoreError
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS messages (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT NOT NULL,
+        role TEXT NOT NULL,
+        content TEXT NOT NULL,
+        kind TEXT NOT NULL DEFAULT 'turn',
+        extra TEXT NOT NULL DEFAULT '{}',
+        at TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS messages_session ON messages (session, seq)",
+    """CREATE TABLE IF NOT EXISTS session_state (
+        session TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (session, key)
+    )""",
+]
+# kind: "turn" (in the prompt), "silent" and "flush" (recorded, never shown),
+# "summary" (the prompt restarts here), "error" (a failed model call, recorded).
+
+
+@dataclass(frozen=True)
+class Message:
+    seq: int
+    role: str
+    content: str
+    kind: str
+    extra: dict[str, Any]
+    at: str
+
+    def to_model(self) -> dict[str, Any]:
+        """The message as the model client takes it (OpenAI's shape)."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        out.update({k: v for k, v in self.extra.items()
+                    if k in ("tool_calls", "tool_call_id", "name")})
+        return out
+
+
+def validate_session(name: object) -> str:
+    if not isinstance(name, str) or not name or len(name) > 64 or not all(
+            c.isalnum() or c in "-_." for c in name):
+        raise InvalidInput(f"a session name is 1-64 letters, digits, '-', '_' or '.', got "
+                           f"{name!r}")
+    return name
+
+
+class Transcripts:
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode = WAL")
+            for statement in _SCHEMA:
+                self.db.execute(statement)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open the chat transcripts at {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+    def add(self, session: str, role: str, content: str, kind: str = "turn",
+            **extra: Any) -> Message:
+        at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        row = self.db.execute(
+            "INSERT INTO messages (session, role, content, kind, extra, at) VALUES "
+            "(?, ?, ?, ?, ?, ?) RETURNING seq",
+            (session, role, content, kind, json.dumps(extra, ensure_ascii=False), at)
+        ).fetchone()
+        return Message(int(row[0]), role, content, kind, extra, at)
+
+    def messages(self, session: str, since: int = 0) -> list[Message]:
+        return [Message(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in self.db.execute(
+            "SELECT seq, role, content, kind, extra, at FROM messages WHERE session = ? "
+            "AND seq > ? ORDER BY seq", (session, since))]
+
+    def sessions(self) -> list[tuple[str, int, str]]:
+        """(name, messages, last message at) of every session."""
+        return [(r[0], r[1], r[2]) for r in self.db.execute(
+            "SELECT session, count(*), max(at) FROM messages GROUP BY session ORDER BY 3")]
+
+    def get(self, session: str, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM session_state WHERE session = ? AND key = ?",
+                              (session, key)).fetchone()
+        return str(row[0]) if row else None
+
+    def put(self, session: str, key: str, value: str) -> None:
+        self.db.execute("INSERT INTO session_state VALUES (?, ?, ?) ON CONFLICT (session, key) "
+                        "DO UPDATE SET value = excluded.value", (session, key, value))

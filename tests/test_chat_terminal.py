@@ -1,0 +1,106 @@
+"""`ankita chat` in a real terminal (tmux), against the fake model server; and the one-screen
+help when no model answers."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from fakemodel import FakeModel
+
+from ankita import Memory
+
+ANKITA = str(Path(sys.executable).with_name("ankita"))
+
+if shutil.which("tmux") is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("tmux is missing: .ci/run installs it")
+    pytest.skip("needs tmux", allow_module_level=True)
+
+
+@pytest.fixture
+def env(tmp_path):
+    fake = FakeModel()
+    values = {"ANKITA_CHAT_PROVIDER": "ollama", "ANKITA_CHAT_URL": fake.url("ollama"),
+              "ANKITA_CHAT_MODEL": "fake", "ANKITA_DB": str(tmp_path / "memory.db"),
+              "ANKITA_USER": "sam", "ANKITA_EMBEDDER": "none",
+              "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
+              "ANKITA_PERSONA": str(tmp_path / "persona.json")}
+    yield values
+    fake.stop()
+
+
+class Terminal:
+    def __init__(self, env, *args):
+        self.name = f"ankita-{uuid.uuid4().hex[:8]}"
+        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        command = f"env {exports} {ANKITA} {' '.join(args)}; echo EXITED $?; sleep 30"
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "150", "-y", "50",
+                        command], check=True)
+
+    def screen(self):
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name, "-S", "-200"],
+                              capture_output=True, text=True, check=True).stdout
+
+    def wait_for(self, text, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if text in self.screen():
+                return self.screen()
+            time.sleep(0.1)
+        raise AssertionError(f"never saw {text!r}; the screen:\n{self.screen()}")
+
+    def type(self, line):
+        subprocess.run(["tmux", "send-keys", "-t", self.name, line, "Enter"], check=True)
+
+    def close(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+def test_a_chat_in_a_terminal_remembers_asks_and_resumes(env):
+    term = Terminal(env, "chat")
+    try:
+        term.wait_for("Hi! I'm Ankita.")
+        term.type("I live in Berlin")
+        term.wait_for("Got it, I'll remember that.")
+        term.wait_for("memory: remember(")
+        term.type("I live in Munich")
+        term.wait_for("my memory already says something different")
+        term.type("Good morning")
+        screen = term.wait_for("Which one is current?")
+        assert "[SILENT]" not in screen
+        term.type("/quit")
+        term.wait_for("EXITED 0")
+    finally:
+        term.close()
+    again = Terminal(env, "chat")
+    try:
+        term = again
+        term.wait_for("resuming session default")
+        term.type("be quiet please")  # the scripted model answers [SILENT]
+        term.type("Where do I live?")
+        screen = term.wait_for("From what I remember:")
+        assert "SILENT" not in screen.upper().replace("SILENTLY", "")
+        term.type("/quit")
+        term.wait_for("EXITED 0")
+    finally:
+        again.close()
+    with Memory(env["ANKITA_DB"], user="sam", embedder="none") as memory:
+        assert sorted(f.text for f in memory.list()) == ["I live in Berlin", "I live in Munich"]
+        assert len(memory.conflicts()) == 1
+
+
+def test_without_a_model_chat_explains_how_to_get_one(tmp_path):
+    result = subprocess.run([ANKITA, "--db", str(tmp_path / "m.db"), "chat"],
+                            env={**os.environ, "ANKITA_CHAT_URL": "http://127.0.0.1:9",
+                                 "ANKITA_CHAT_DB": str(tmp_path / "chat.db")},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 6
+    assert "none answered at http://127.0.0.1:9" in result.stdout
+    assert "ollama pull" in result.stdout and "ANKITA_CHAT_PROVIDER=openai" in result.stdout
+    assert len(result.stdout.splitlines()) <= 25  # one screen
+    assert "Traceback" not in result.stderr
