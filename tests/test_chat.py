@@ -6,7 +6,6 @@ import threading
 import time
 
 import pytest
-from fakemodel import FakeModel, Say, scripted_brain
 
 from ankita import Memory, ModelError
 from ankita.companion import (
@@ -18,6 +17,7 @@ from ankita.companion import (
     open_model,
 )
 from ankita.companion._runtime import FALLBACK_SUMMARY, FLUSH_PROMPT, KEEP_RECENT
+from fakemodel import FakeModel, Say, scripted_brain
 
 
 @pytest.fixture(params=["ollama", "openai"])

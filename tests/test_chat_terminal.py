@@ -10,9 +10,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fakemodel import FakeModel
 
 from ankita import Memory
+from fakemodel import FakeModel
 
 ANKITA = str(Path(sys.executable).with_name("ankita"))
 

@@ -253,8 +253,7 @@ def open_model(settings: ModelSettings | None = None,
 SETUP_HELP = """\
 Ankita needs a chat model, and none answered at {url}.
 
-No small chat model can run offline from a Python package alone, so Ankita talks to a local
-model server you run. Either:
+Ankita does not ship a chat model; it talks to a local model server you run. Either:
 
   Ollama      install it from ollama.com, then:
                 ollama pull llama3.2
