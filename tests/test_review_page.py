@@ -206,3 +206,22 @@ def test_a_bad_token_is_refused_and_the_form_comes_back(db_path, served, page):
     page.get_by_role("button", name="Use token").click()
     sync_api.expect(page.locator("#status")).to_contain_text("valid token")
     sync_api.expect(page.get_by_label("API token")).to_be_visible()
+
+
+def test_settings_view_edits_the_personality_card(db_path, served, page):
+    import json
+
+    from ankita.companion._paths import persona_path
+
+    page.goto(served.url + "/#settings")
+    sync_api.expect(page.get_by_label("Name")).to_have_value("Ankita")
+    page.get_by_label("Name").fill("Mira")
+    page.get_by_label("Teasing").select_option("playful")
+    page.get_by_label("Language").fill("German")
+    page.get_by_role("button", name="Save").click()
+    sync_api.expect(page.locator("#status")).to_contain_text("Saved Mira's personality.")
+    card = json.loads(persona_path().read_text())
+    assert card["data"]["name"] == "Mira"
+    assert card["data"]["extensions"]["ankita"]["teasing"] == "playful"
+    assert card["data"]["extensions"]["ankita"]["language"] == "German"
+    assert card["data"]["mes_example"].startswith("<START>")  # fields not on the form kept

@@ -192,3 +192,19 @@ def test_conflicts_carry_the_score_and_reason_that_flagged_them(alice):
     assert pair["score"] == flagged["score"]
     assert pair["reason"] == flagged["reason"] and "love" in pair["reason"]
     assert pair["flagged_at"] == flagged["fact"]["created_at"]
+
+
+def test_the_personality_card_over_http(alice, tmp_path, monkeypatch):
+    card = ok(alice.get("/v1/persona"))
+    assert card["data"]["name"] == "Ankita"
+    card["data"]["name"] = "Mira"
+    card["data"]["extensions"]["other_app"] = {"keep": "me"}
+    card["surprise"] = 1
+    saved = ok(alice.put("/v1/persona", json={"card": card}))
+    assert saved["data"]["name"] == "Mira" and saved["surprise"] == 1
+    assert ok(alice.get("/v1/persona"))["data"]["extensions"]["other_app"] == {"keep": "me"}
+    card["data"]["extensions"]["ankita"]["teasing"] = "cruel"
+    refused = alice.put("/v1/persona", json={"card": card})
+    assert refused.status_code == 400 and "teasing must be one of" in refused.text
+    assert ok(alice.get("/v1/persona"))["data"]["extensions"]["ankita"].get("teasing") != \
+        "cruel"

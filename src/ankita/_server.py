@@ -128,6 +128,10 @@ class RecallIn(_Strict):
     kinds: list[str] | None = None
 
 
+class PersonaIn(_Strict):
+    card: dict[str, Any] = Field(description="A Character Card V2/V3 document.")
+
+
 class ResolveIn(_Strict):
     keep: str = Field(description="The id to keep: one of the two facts in the path.")
 
@@ -186,6 +190,7 @@ def create_app(path: str | Path, default_user: str = "default",
     users = Users(path, resolve_embedder(embedder))
     auth_store = open_store(path)
     auth_lock = threading.Lock()
+    persona_lock = threading.Lock()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -235,6 +240,25 @@ def create_app(path: str | Path, default_user: str = "default",
     @app.get("/healthz", tags=["meta"])
     def healthz() -> dict[str, Any]:
         return {"ok": True, "version": __version__}
+
+    @app.get("/v1/persona", tags=["persona"])
+    def get_persona(user: UserDep) -> dict[str, Any]:
+        """The companion's personality card (one per installation)."""
+        from .companion._paths import persona_path
+        from .companion._persona import load_persona
+
+        return load_persona(persona_path()).card
+
+    @app.put("/v1/persona", tags=["persona"])
+    def put_persona(user: UserDep, body: PersonaIn) -> dict[str, Any]:
+        """Replace the card; it is checked first, and unknown fields are kept as sent."""
+        from .companion._paths import persona_path
+        from .companion._persona import Persona, save_persona
+
+        card = Persona.from_dict(body.card, "the card")
+        with persona_lock:
+            save_persona(card, persona_path())
+        return card.card
 
     @app.get("/v1/me", tags=["meta"])
     def me(user: UserDep) -> dict[str, Any]:

@@ -12,25 +12,13 @@ from typing import Any
 import click
 from rich.markup import escape as esc
 
-from .._config import default_db_path
 from .._errors import InvalidInput, ModelError
 from ..cli import _memory, _print_json, console, err_console
 from ._model import SETUP_HELP, ModelSettings, open_model
+from ._paths import chat_db_path, persona_path
 from ._persona import Persona, load_persona, save_persona
 from ._runtime import Companion
 from ._transcripts import Transcripts
-
-
-def data_dir() -> Path:
-    return default_db_path().parent
-
-
-def persona_path() -> Path:
-    return Path(os.environ.get("ANKITA_PERSONA") or data_dir() / "persona.json")
-
-
-def chat_db_path() -> Path:
-    return Path(os.environ.get("ANKITA_CHAT_DB") or data_dir() / "chat.db")
 
 
 @click.command()

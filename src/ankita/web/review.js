@@ -67,10 +67,11 @@ function fail(error) {
 
 // Show one view, mark its nav link current and move focus to its heading.
 function show(view, focus) {
-  for (const name of ["login", "facts", "conflicts", "fact"]) {
+  for (const name of ["login", "facts", "conflicts", "fact", "settings"]) {
     $("view-" + name).hidden = name !== view;
   }
-  for (const [name, link] of [["facts", "nav-facts"], ["conflicts", "nav-conflicts"]]) {
+  for (const [name, link] of [["facts", "nav-facts"], ["conflicts", "nav-conflicts"],
+                              ["settings", "nav-settings"]]) {
     if (view === name) $(link).setAttribute("aria-current", "page");
     else $(link).removeAttribute("aria-current");
   }
@@ -337,6 +338,37 @@ async function renderFact(id) {
   $("history").replaceChildren(...historyList(events, true).children);
 }
 
+// ---- settings: the personality card --------------------------------------------------------
+
+const CARD_FIELDS = ["name", "description", "personality", "scenario", "first_mes",
+                     "system_prompt"];
+const OWN_SETTINGS = { caring: "high", teasing: "light", reply_length: "short",
+                       language: "English" };
+let loadedCard = null;
+
+async function renderSettings() {
+  loadedCard = await api("GET", "/v1/persona");
+  const data = loadedCard.data || {};
+  const own = (data.extensions && data.extensions.ankita) || {};
+  for (const field of CARD_FIELDS) $("p-" + field).value = data[field] || "";
+  for (const [key, fallback] of Object.entries(OWN_SETTINGS)) {
+    $("p-" + key).value = own[key] || fallback;
+  }
+}
+
+async function saveSettings() {
+  // Only the fields on the form change; everything else in the card goes back as it came.
+  const card = JSON.parse(JSON.stringify(loadedCard));
+  for (const field of CARD_FIELDS) card.data[field] = $("p-" + field).value;
+  card.data.extensions = card.data.extensions || {};
+  card.data.extensions.ankita = card.data.extensions.ankita || {};
+  for (const key of Object.keys(OWN_SETTINGS)) {
+    card.data.extensions.ankita[key] = $("p-" + key).value;
+  }
+  loadedCard = await api("PUT", "/v1/persona", { card });
+  return `Saved ${loadedCard.data.name}'s personality.`;
+}
+
 // ---- routing -------------------------------------------------------------------------------
 
 async function route(focus) {
@@ -348,6 +380,9 @@ async function route(focus) {
     } else if (hash === "conflicts") {
       show("conflicts", focus);
       await renderConflicts();
+    } else if (hash === "settings") {
+      show("settings", focus);
+      await renderSettings();
     } else {
       show("facts", focus);
       await renderFacts();
@@ -384,6 +419,10 @@ document.addEventListener("DOMContentLoaded", () => {
     start();
   });
   $("search-form").addEventListener("submit", (event) => { event.preventDefault(); route(); });
+  $("persona-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(saveSettings);
+  });
   $("search").addEventListener("input", () => {
     clearTimeout(searchTimer);
     searchTimer = setTimeout(() => route(), 250); // wait for a pause in typing

@@ -1,0 +1,20 @@
+"""Where the companion keeps its files: beside the memory store unless told otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .._config import default_db_path
+
+
+def data_dir() -> Path:
+    return default_db_path().parent
+
+
+def persona_path() -> Path:
+    return Path(os.environ.get("ANKITA_PERSONA") or data_dir() / "persona.json")
+
+
+def chat_db_path() -> Path:
+    return Path(os.environ.get("ANKITA_CHAT_DB") or data_dir() / "chat.db")
