@@ -383,64 +383,6 @@ def reindex(ctx: click.Context, batch_size: int, as_json: bool) -> None:
         sys.exit(1)
 
 
-@cli.command()
-@click.option("--facts", "sizes", default="1000,10000", show_default=True,
-              help="Store sizes, comma-separated.")
-@click.option("--writes", default=300, show_default=True, type=int,
-              help="Timed writes and recalls per size.")
-@click.option("--exhaustive-writes", default=300, show_default=True, type=int,
-              help="How many of those writes also go through the exhaustive reference.")
-@click.option("--writers", default=8, show_default=True, type=int,
-              help="Then this many processes write at once (0 skips it).")
-@click.option("--writer-writes", default=200, show_default=True, type=int,
-              help="Facts each of those processes writes.")
-@json_option
-@click.pass_context
-def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, writers: int,
-          writer_writes: int, as_json: bool) -> None:
-    """Measure remember/recall latency, import rate and memory at several store sizes, and
-    throughput with concurrent writer processes. With `--db postgresql://...` it runs on new
-    schemas in that database (dropped afterwards); otherwise on temporary SQLite files."""
-    from ._bench import bench as run_bench
-
-    try:
-        size_list = [int(x) for x in sizes.split(",") if x.strip()]
-    except ValueError:
-        raise InvalidInput(f"--facts takes whole numbers, got {sizes!r}") from None
-    if not size_list or any(n < 10 for n in size_list) or writes < 1:
-        raise InvalidInput("--facts sizes must be at least 10, and --writes at least 1")
-    if writers < 0 or writer_writes < 1:
-        raise InvalidInput("--writers must be 0 or more, and --writer-writes at least 1")
-    embedder = ctx.find_root().obj["embedder"]
-    db = ctx.find_root().obj["db"]
-    server = db if db and str(db).startswith(("postgresql://", "postgres://")) else None
-
-    def progress(n: int) -> None:
-        err_console.print(f"[dim]bench: {n} facts ...[/dim]" if n > 0 else
-                          f"[dim]bench: {-n} writer processes at once ...[/dim]")
-
-    report = run_bench(size_list, embedder, writes, exhaustive_writes, on_size=progress,
-                       server=server, writers=writers, writer_writes=writer_writes)
-    if as_json:
-        _print_json(report)
-        return
-    table = Table(title=f"ankita bench ({report['backend']}, embedder {esc(embedder)})")
-    columns = ["facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms", "recall_p95_ms",
-               "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup", "decisions_identical"]
-    for column in columns:
-        table.add_column(column.replace("_", " "))
-    for run in report["runs"]:
-        table.add_row(*[esc(str(run.get(c, run.get("error", "")))) for c in columns])
-    console.print(table)
-    if "concurrent" in report:
-        c = report["concurrent"]
-        console.print(f"{c['processes']} writer processes x {c['writes_per_process']} facts: "
-                      f"{c.get('different_users_facts_per_s', c.get('different_users_error'))} "
-                      f"facts/s as different users, "
-                      f"{c.get('same_user_facts_per_s', c.get('same_user_error'))} facts/s as "
-                      "one user")
-
-
 @cli.command(name="import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
 @json_option
@@ -562,52 +504,6 @@ def tools_(fmt: str) -> None:
     _print_json(openai_tools() if fmt == "openai" else anthropic_tools())
 
 
-@cli.group()
-def token() -> None:
-    """API tokens for `ankita serve` (only a hash is stored)."""
-
-
-@token.command(name="create")
-@click.option("--user", "for_user", required=True, help="The user this token acts as.")
-@click.option("--label", default=None, help="A note to tell tokens apart.")
-@click.pass_context
-def token_create(ctx: click.Context, for_user: str, label: str | None) -> None:
-    """Create a token and print it once."""
-    from ._server import create_token
-
-    memory = _memory(ctx)
-    click.echo(create_token(memory.store, for_user, label))
-    err_console.print("Store it now: only its hash is kept.")
-
-
-@token.command(name="list")
-@json_option
-@click.pass_context
-def token_list(ctx: click.Context, as_json: bool) -> None:
-    """List tokens (hash prefix, user, label, created)."""
-    rows = _memory(ctx).store.tokens()
-    if as_json:
-        _print_json([{"id": r[0], "user": r[1], "label": r[2], "created_at": r[3]}
-                     for r in rows])
-        return
-    for prefix, user, label, created in rows:
-        console.print(f"{prefix}  {esc(user)}  {esc(label or '')}  {created}")
-
-
-@token.command(name="revoke")
-@click.argument("token_id")
-@click.pass_context
-def token_revoke(ctx: click.Context, token_id: str) -> None:
-    """Revoke a token by the id shown in `token list`."""
-    if len(token_id) < 8 or not all(c in "0123456789abcdef" for c in token_id):
-        raise InvalidInput("give the token id from `ankita token list` (12 hex characters)")
-    memory = _memory(ctx)
-    with memory.store.transaction() as store:
-        if store.revoke_token(token_id) == 0:
-            raise NotFound(f"no token {token_id}")
-    console.print(f"revoked {token_id}")
-
-
 @cli.command()
 @click.option("--keep", is_flag=True, help="Keep the temporary store and print its path.")
 @click.pass_context
@@ -622,12 +518,13 @@ def main() -> None:
     cli(prog_name="ankita")
 
 
-def _add_companion_commands() -> None:
-    # Imported last: the companion's commands reuse this module's helpers.
+def _add_more_commands() -> None:
+    # Imported last: these commands reuse this module's helpers.
+    from ._cli_ops import bench, token
     from .companion._cli import chat, persona
 
-    cli.add_command(chat)
-    cli.add_command(persona)
+    for command in (bench, token, chat, persona):
+        cli.add_command(command)
 
 
-_add_companion_commands()
+_add_more_commands()
