@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +17,10 @@ from rich.markup import escape as esc
 from .._errors import InvalidInput, ModelError
 from ..cli import _memory, _print_json, console, err_console
 from ._model import SETUP_HELP, ModelSettings, open_model
-from ._paths import chat_db_path, persona_path
+from ._paths import chat_db_path, persona_path, tasks_db_path
 from ._persona import Persona, load_persona, save_persona
 from ._runtime import Companion
+from ._scheduler import Job, Run, Scheduler
 from ._transcripts import Transcripts
 
 
@@ -143,3 +146,155 @@ def persona_edit() -> None:
         os.unlink(handle.name)
     save_persona(edited, persona_path())
     console.print("saved")
+
+
+# -- scheduled tasks -----------------------------------------------------------------------
+
+ACTIONS = {"conflicts": "List the conflicts that wait for an answer."}
+
+
+def _runner(ctx: click.Context) -> Any:
+    """Runs a job: a built-in action, or a companion turn in the job's own session."""
+    state: dict[str, Any] = {}
+
+    def run(job: Job) -> str:
+        memory = state.get("memory") or state.setdefault("memory", _memory(ctx))
+        if job.prompt.startswith("action:"):
+            name = job.prompt.split(":", 1)[1]
+            if name == "conflicts":
+                pairs = memory.conflicts()
+                if not pairs:
+                    return "No conflicts wait for an answer."
+                return "These wait for your answer: " + "; ".join(
+                    f'"{p.a.text}" or "{p.b.text}"' for p in pairs)
+            raise InvalidInput(f"unknown action {name!r}")
+        transcripts = Transcripts(chat_db_path())
+        try:
+            companion = Companion(memory, open_model(), load_persona(persona_path()),
+                                  transcripts, session=f"task-{job.id}")
+            return companion.send(job.prompt).text or "[SILENT]"
+        finally:
+            transcripts.close()
+
+    return run
+
+
+def _scheduler(ctx: click.Context) -> Scheduler:
+    def busy() -> bool:
+        # A turn of `ankita chat` in any process marks itself in the transcripts database.
+        transcripts = Transcripts(chat_db_path())
+        try:
+            return transcripts.busy(datetime.now(timezone.utc))
+        finally:
+            transcripts.close()
+
+    return Scheduler(tasks_db_path(), _runner(ctx), busy=busy)
+
+
+def _run_json(run: Run) -> dict[str, Any]:
+    return run.to_dict()
+
+
+@click.group()
+def tasks() -> None:
+    """Scheduled tasks and heartbeats (results go to the local inbox)."""
+
+
+@tasks.command(name="add")
+@click.argument("name")
+@click.option("--every", default=None, help="An interval: 30s, 15m, 2h, 1d.")
+@click.option("--cron", default=None, help="A cron expression, e.g. '0 9 * * *'.")
+@click.option("--at", "at_", default=None, help="Once, at an ISO time (2026-12-01T09:00).")
+@click.option("--prompt", default=None, help="What to ask the companion.")
+@click.option("--action", type=click.Choice(sorted(ACTIONS)), default=None,
+              help="A built-in action instead of a prompt.")
+@click.option("--heartbeat", is_flag=True, help="A check-in: retried when busy, active hours.")
+@click.option("--active-hours", default=None, help="Heartbeats only: 08:00-22:00.")
+@click.option("--tz", default="UTC", show_default=True, help="The schedule's time zone.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tasks_add(ctx: click.Context, name: str, every: str | None, cron: str | None,
+              at_: str | None, prompt: str | None, action: str | None, heartbeat: bool,
+              active_hours: str | None, tz: str, as_json: bool) -> None:
+    """Add a task NAME with one schedule and a prompt (or a built-in action)."""
+    given = [(k, v) for k, v in (("every", every), ("cron", cron), ("at", at_)) if v]
+    if len(given) != 1:
+        raise InvalidInput("give exactly one of --every, --cron, --at")
+    if bool(prompt) == bool(action):
+        raise InvalidInput("give exactly one of --prompt, --action")
+    s = _scheduler(ctx)
+    job = s.add(name, f"{given[0][0]} {given[0][1]}", prompt or f"action:{action}",
+                kind="heartbeat" if heartbeat else "task", tz=tz, active_hours=active_hours)
+    state = dict((j.id, st) for j, st in s.jobs())[job.id]
+    if as_json:
+        _print_json({**job.__dict__, **state})
+    else:
+        console.print(f"added {job.id}: {esc(job.name)}, next run {state['next_run_at']}")
+
+
+@tasks.command(name="list")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tasks_list(ctx: click.Context, as_json: bool) -> None:
+    """Every task with its schedule, next run and last status."""
+    rows = [{**job.__dict__, **state} for job, state in _scheduler(ctx).jobs()]
+    if as_json:
+        _print_json(rows)
+        return
+    for row in rows:
+        console.print(f"{row['id']}  {esc(row['name'])}  {row['kind']}  {esc(row['schedule'])} "
+                      f"({row['tz']})  next {row['next_run_at']}  last {row['last_status']}")
+
+
+@tasks.command(name="remove")
+@click.argument("job_id")
+@click.pass_context
+def tasks_remove(ctx: click.Context, job_id: str) -> None:
+    """Remove a task (its run history stays)."""
+    _scheduler(ctx).remove(job_id)
+    console.print(f"removed {job_id}")
+
+
+@tasks.command(name="runs")
+@click.argument("job_id", required=False)
+@click.option("--limit", default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tasks_runs(ctx: click.Context, job_id: str | None, limit: int, as_json: bool) -> None:
+    """The latest runs (of one task, or all), with status and output."""
+    runs = _scheduler(ctx).runs(job_id, limit)
+    if as_json:
+        _print_json([_run_json(r) for r in runs])
+        return
+    for run in runs:
+        console.print(f"{run.finished_at or run.started_at}  {run.job_id}  {run.status}  "
+                      f"{esc(run.output or run.reason or '')}")
+
+
+@tasks.command(name="run-now")
+@click.argument("job_id")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tasks_run_now(ctx: click.Context, job_id: str, as_json: bool) -> None:
+    """Run a task at once, outside its schedule."""
+    run = _scheduler(ctx).run_now(job_id)
+    if as_json:
+        _print_json(_run_json(run))
+    else:
+        console.print(f"{run.status}: {esc(run.output or run.reason or '')}")
+
+
+@tasks.command(name="run")
+@click.pass_context
+def tasks_run(ctx: click.Context) -> None:
+    """Keep running due tasks (every second) until stopped; recovers interrupted runs first."""
+    s = _scheduler(ctx)
+    s.subscribe(lambda run: console.print(
+        f"{run.finished_at}  {run.job_id}  {run.status}  {esc(run.output or run.reason or '')}"))
+    s.recover()
+    try:
+        while True:
+            s.tick()
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass

@@ -18,3 +18,7 @@ def persona_path() -> Path:
 
 def chat_db_path() -> Path:
     return Path(os.environ.get("ANKITA_CHAT_DB") or data_dir() / "chat.db")
+
+
+def tasks_db_path() -> Path:
+    return Path(os.environ.get("ANKITA_TASKS_DB") or data_dir() / "tasks.db")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .. import tools as memory_tools
@@ -142,6 +143,14 @@ class Companion:
         text = text.strip()
         if not text:
             return Turn("silent", "", (), None, False, None)
+        start = datetime.now(timezone.utc)
+        self.transcripts.set_busy(start + timedelta(seconds=self.deadline_s))
+        try:
+            return self._turn(text, on_delta)
+        finally:
+            self.transcripts.set_busy(None)
+
+    def _turn(self, text: str, on_delta: Callable[[str], None] | None) -> Turn:
         self.transcripts.add(self.session, "user", text)
         summary, history = self._since()
         question, pair = self._pending_question()

@@ -99,6 +99,15 @@ class Transcripts:
         return [(r[0], r[1], r[2]) for r in self.db.execute(
             "SELECT session, count(*), max(at) FROM messages GROUP BY session ORDER BY 3")]
 
+    def set_busy(self, until: datetime | None) -> None:
+        """Mark a conversation turn as running (until a deadline), for other processes: a
+        heartbeat never interrupts a live turn."""
+        self.put("*", "busy_until", until.isoformat() if until else "")
+
+    def busy(self, now: datetime) -> bool:
+        until = self.get("*", "busy_until")
+        return bool(until) and datetime.fromisoformat(str(until)) > now
+
     def get(self, session: str, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM session_state WHERE session = ? AND key = ?",
                               (session, key)).fetchone()
