@@ -225,3 +225,19 @@ def test_settings_view_edits_the_personality_card(db_path, served, page):
     assert card["data"]["extensions"]["ankita"]["teasing"] == "playful"
     assert card["data"]["extensions"]["ankita"]["language"] == "German"
     assert card["data"]["mes_example"].startswith("<START>")  # fields not on the form kept
+
+
+def test_tasks_view_shows_a_finished_run_without_reload(db_path, served, page):
+    from ankita.companion._paths import tasks_db_path
+    from ankita.companion._scheduler import Scheduler
+
+    tasks = Scheduler(tasks_db_path(), lambda job: "Time to stretch!")
+    job = tasks.add("stretch", "every 1h", "Remind me to stretch")
+    page.goto(served.url + "/#tasks")
+    sync_api.expect(page.locator("#tasks-list")).to_contain_text("stretch")
+    sync_api.expect(page.locator("#runs-list li")).to_have_count(0)
+    run = tasks.run_now(job.id)  # another process would do this: `ankita tasks run`
+    # No reload: the page polls for new runs every second.
+    sync_api.expect(page.locator(f'[data-run="{run.id}"]')).to_contain_text(
+        "ok · Time to stretch!", timeout=5000)
+    tasks.close()

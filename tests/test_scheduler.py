@@ -237,10 +237,9 @@ def test_the_tasks_commands_show_a_finished_run_at_once(tmp_path, monkeypatch):
 
 
 def test_a_heartbeat_never_interrupts_a_live_conversation_turn(tmp_path, clock):
-    from fakemodel import FakeModel, Say
-
     from ankita import Memory
     from ankita.companion import Companion, ModelSettings, Persona, Transcripts, open_model
+    from fakemodel import FakeModel, Say
 
     in_turn, finish = threading.Event(), threading.Event()
 

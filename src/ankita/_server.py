@@ -260,6 +260,34 @@ def create_app(path: str | Path, default_user: str = "default",
             save_persona(card, persona_path())
         return card.card
 
+    def task_store() -> Any:
+        from .companion._paths import tasks_db_path
+        from .companion._scheduler import Scheduler
+
+        def read_only(job: Any) -> str:
+            raise InvalidInput("the server shows tasks; `ankita tasks run` runs them")
+
+        return Scheduler(tasks_db_path(), read_only)
+
+    @app.get("/v1/tasks", tags=["tasks"])
+    def list_tasks(user: UserDep) -> list[dict[str, Any]]:
+        """Scheduled tasks with their next run and last status."""
+        tasks = task_store()
+        try:
+            return [{**job.__dict__, **state} for job, state in tasks.jobs()]
+        finally:
+            tasks.close()
+
+    @app.get("/v1/tasks/runs", tags=["tasks"])
+    def task_runs(user: UserDep, after: int = Query(0, ge=0, le=2**62),
+                  limit: int = Query(100, ge=1, le=1000)) -> list[dict[str, Any]]:
+        """Finished runs with an id above `after`: poll it to see results as they land."""
+        tasks = task_store()
+        try:
+            return [run.to_dict() for run in tasks.runs_after(after, limit)]
+        finally:
+            tasks.close()
+
     @app.get("/v1/me", tags=["meta"])
     def me(user: UserDep) -> dict[str, Any]:
         """The user this request acts as."""

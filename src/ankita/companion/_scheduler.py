@@ -263,6 +263,15 @@ class Scheduler:
         rows = self.db.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, limit)).fetchall()
         return [Run(*r) for r in reversed(rows)]
 
+    def runs_after(self, after: int, limit: int = 100) -> list[Run]:
+        """Runs finished (or skipped) with an id above `after`, oldest first: what a viewer
+        has not seen yet."""
+        rows = self.db.execute(
+            "SELECT id, job_id, slot, attempt, status, reason, output, started_at, finished_at "
+            "FROM runs WHERE id > ? AND status != 'running' ORDER BY id LIMIT ?",
+            (after, limit)).fetchall()
+        return [Run(*r) for r in rows]
+
     def inbox(self) -> list[tuple[int, str, str, str]]:
         return [(r[0], r[1], r[2], r[3]) for r in self.db.execute(
             "SELECT id, job_id, text, at FROM inbox ORDER BY id")]

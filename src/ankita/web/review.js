@@ -67,11 +67,11 @@ function fail(error) {
 
 // Show one view, mark its nav link current and move focus to its heading.
 function show(view, focus) {
-  for (const name of ["login", "facts", "conflicts", "fact", "settings"]) {
+  for (const name of ["login", "facts", "conflicts", "fact", "settings", "tasks"]) {
     $("view-" + name).hidden = name !== view;
   }
   for (const [name, link] of [["facts", "nav-facts"], ["conflicts", "nav-conflicts"],
-                              ["settings", "nav-settings"]]) {
+                              ["settings", "nav-settings"], ["tasks", "nav-tasks"]]) {
     if (view === name) $(link).setAttribute("aria-current", "page");
     else $(link).removeAttribute("aria-current");
   }
@@ -369,6 +369,46 @@ async function saveSettings() {
   return `Saved ${loadedCard.data.name}'s personality.`;
 }
 
+// ---- scheduled tasks: polled, so results appear without a reload ---------------------------
+
+const POLL_MS = 1000;
+let lastRun = 0;
+let pollTimer = null;
+
+function runItem(run) {
+  const text = `${run.status} · ${run.output || run.reason || ""}`;
+  return el("li", { "data-run": run.id },
+    el("span", { text: `${run.job_id}: ${text}` }),
+    el("span", { class: "meta", text: ` · ${when(run.finished_at)}` }));
+}
+
+async function renderTasks() {
+  const tasks = await api("GET", "/v1/tasks");
+  $("tasks-list").replaceChildren(...(tasks.length ? tasks.map((task) =>
+    el("li", { class: "fact" },
+      el("div", {}, el("span", { class: "text", text: task.name }),
+         el("span", { class: "badge", text: task.kind })),
+      el("div", { class: "meta", text: `${task.id} · ${task.schedule} (${task.tz}) · next ` +
+        `${when(task.next_run_at) || "none"} · last ${task.last_status || "not run yet"}` })))
+    : [el("li", { text: "No scheduled tasks yet." })]));
+  lastRun = 0;
+  $("runs-list").replaceChildren();
+  await pollRuns();
+  clearInterval(pollTimer);
+  pollTimer = setInterval(() => {
+    if ($("view-tasks").hidden) { clearInterval(pollTimer); return; }
+    pollRuns().catch(fail);
+  }, POLL_MS);
+}
+
+async function pollRuns() {
+  const runs = await api("GET", `/v1/tasks/runs?after=${lastRun}`);
+  for (const run of runs) {
+    $("runs-list").prepend(runItem(run));
+    lastRun = Math.max(lastRun, run.id);
+  }
+}
+
 // ---- routing -------------------------------------------------------------------------------
 
 async function route(focus) {
@@ -380,6 +420,9 @@ async function route(focus) {
     } else if (hash === "conflicts") {
       show("conflicts", focus);
       await renderConflicts();
+    } else if (hash === "tasks") {
+      show("tasks", focus);
+      await renderTasks();
     } else if (hash === "settings") {
       show("settings", focus);
       await renderSettings();
