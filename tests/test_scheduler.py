@@ -269,3 +269,27 @@ def test_a_heartbeat_never_interrupts_a_live_conversation_turn(tmp_path, clock):
     clock.advance(seconds=5)
     assert [r.status for r in s.tick()] == ["ok"] and len(beats) == 1
     fake.stop()
+
+
+def test_a_prompt_task_asks_the_companion_with_its_memory(tmp_path, monkeypatch):
+    from ankita import Memory
+    from fakemodel import FakeModel
+
+    fake = FakeModel()
+    for name, value in {"ANKITA_TASKS_DB": tmp_path / "tasks.db",
+                        "ANKITA_CHAT_DB": tmp_path / "chat.db",
+                        "ANKITA_CHAT_URL": fake.url("ollama"),
+                        "ANKITA_CHAT_MODEL": "fake"}.items():
+        monkeypatch.setenv(name, str(value))
+    with Memory(tmp_path / "m.db", user="sam", embedder="none") as memory:
+        memory.remember("I live in Lyon")
+    runner = CliRunner()
+    base = ["--db", str(tmp_path / "m.db"), "--user", "sam", "--embedder", "none", "tasks"]
+    job = json.loads(runner.invoke(cli, [*base, "add", "where", "--every", "1d", "--prompt",
+                                         "Where do I live?", "--json"]).output)
+    run = json.loads(runner.invoke(cli, [*base, "run-now", job["id"], "--json"]).output)
+    assert run["status"] == "ok" and run["output"] == "From what I remember: I live in Lyon."
+    fake.stop()
+    # With the model gone, the run is an error that backs off, not a crash.
+    failed = json.loads(runner.invoke(cli, [*base, "run-now", job["id"], "--json"]).output)
+    assert failed["status"] == "error" and "retry in 30 s" in failed["reason"]
