@@ -230,6 +230,8 @@ def test_the_tasks_commands_show_a_finished_run_at_once(tmp_path, monkeypatch):
     assert json.loads(ran.output)["status"] == "ok"
     runs = json.loads(runner.invoke(cli, ["tasks", "runs", "--json"]).output)
     assert runs[-1]["status"] == "ok" and "No conflicts" in runs[-1]["output"]
+    inbox = json.loads(runner.invoke(cli, ["tasks", "inbox", "--json"]).output)
+    assert [m["text"] for m in inbox] == [runs[-1]["output"]]
     assert runner.invoke(cli, ["tasks", "remove", job_id]).exit_code == 0
     assert json.loads(runner.invoke(cli, ["tasks", "list", "--json"]).output) == []
     missing = runner.invoke(cli, ["tasks", "remove", "nope"])

@@ -298,3 +298,16 @@ def tasks_run(ctx: click.Context) -> None:
             time.sleep(1)
     except KeyboardInterrupt:
         pass
+
+
+@tasks.command(name="inbox")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def tasks_inbox(ctx: click.Context, as_json: bool) -> None:
+    """What scheduled runs delivered to the local inbox, oldest first."""
+    rows = _scheduler(ctx).inbox()
+    if as_json:
+        _print_json([{"id": i, "job_id": j, "text": t, "at": a} for i, j, t, a in rows])
+        return
+    for _, job_id, text, at in rows:
+        console.print(f"{at}  {job_id}  {esc(text)}")
