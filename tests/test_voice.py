@@ -1,0 +1,96 @@
+"""The voice state machine, driven by injected transcripts and a fake clock."""
+
+from ankita.companion._voice import (
+    FOLLOW_UP,
+    HINT,
+    LISTENING,
+    PROCESSING,
+    SPEAKING,
+    STANDBY,
+    Voice,
+)
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+def voice():
+    clock = Clock()
+    return Voice(clock), clock
+
+
+def test_standby_shows_the_hint_and_ignores_speech_without_the_wake_word():
+    v, _ = voice()
+    assert v.hint() == HINT
+    assert v.heard("what's the weather") == [("ignored", "no wake word"), ("show_hint", HINT)]
+    assert v.state == STANDBY
+
+
+def test_wake_command_reply_follow_up_without_wake_word_then_expiry():
+    v, clock = voice()
+    assert v.heard("Ankita") == [("listen", "")] and v.state == LISTENING
+    assert v.heard("what time is it") == [("ask", "what time is it")]
+    assert v.reply("It is five.") == [("mute", ""), ("speak", "It is five.")]
+    assert v.state == SPEAKING and v.mic_muted()
+    assert v.heard("it is five") == [("ignored", "microphone muted")]  # our own voice
+    assert v.spoken() == [("unmute_after", "0.5"), ("listen", "")]
+    assert v.state == FOLLOW_UP and v.hint() is None
+    clock.t += 0.6
+    # The follow-up needs no wake word.
+    assert v.heard("And tomorrow?") == [("ask", "and tomorrow")] and v.state == PROCESSING
+    v.reply("Six.")
+    v.spoken()
+    clock.t += 24.9
+    assert v.tick() == [] and v.state == FOLLOW_UP  # window still open: it re-armed
+    clock.t += 0.2
+    assert v.tick() == [("show_hint", HINT)] and v.state == STANDBY
+    assert v.heard("and the day after") == [("ignored", "no wake word"), ("show_hint", HINT)]
+
+
+def test_wake_word_with_a_command_in_one_breath():
+    v, _ = voice()
+    assert v.heard("Ankita, open the calendar") == [("ask", "open the calendar")]
+    assert v.state == PROCESSING
+
+
+def test_a_stop_word_cancels_speech_even_while_muted():
+    v, clock = voice()
+    v.heard("Ankita tell me a story")
+    v.reply("Once upon a time ...")
+    assert v.heard("stop") == [("cancel_speech", ""), ("unmute_after", "0.5"),
+                               ("listen", "")]
+    assert v.state == FOLLOW_UP
+    v.heard("Ankita what time is it")  # the mute tail is still running
+    clock.t += 1
+    assert v.heard("what time is it") == [("ask", "what time is it")]
+
+
+def test_a_stop_word_cancels_a_request_being_worked_on():
+    v, _ = voice()
+    v.heard("Ankita search my notes")
+    assert v.heard("cancel")[0] == ("cancel_request", "")
+
+
+def test_woken_but_nothing_said_returns_to_standby():
+    v, clock = voice()
+    v.heard("Ankita")
+    clock.t += 8.1
+    assert v.tick() == [("show_hint", HINT)] and v.state == STANDBY
+
+
+def test_failures_never_leave_it_stuck():
+    v, _ = voice()
+    v.heard("Ankita what is new")
+    assert v.failed("model timed out") == [("show_hint", HINT)]
+    assert v.state == STANDBY and v.heard("Ankita") == [("listen", "")]
+
+
+def test_a_silent_reply_opens_the_follow_up_window_without_speaking():
+    v, _ = voice()
+    v.heard("Ankita never mind")
+    assert v.reply("") == [("listen", "")] and v.state == FOLLOW_UP and not v.mic_muted()
