@@ -7,6 +7,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,9 @@ from typing import Any
 import click
 from rich.markup import escape as esc
 
-from .._errors import InvalidInput, ModelError
+from .._errors import InvalidInput, ModelError, NotFound
 from ..cli import _memory, _print_json, console, err_console
+from ._apps import AppIndex
 from ._model import SETUP_HELP, ModelSettings, open_model
 from ._paths import chat_db_path, persona_path, tasks_db_path
 from ._persona import Persona, load_persona, save_persona
@@ -311,3 +313,38 @@ def tasks_inbox(ctx: click.Context, as_json: bool) -> None:
         return
     for _, job_id, text, at in rows:
         console.print(f"{at}  {job_id}  {esc(text)}")
+
+
+# -- applications --------------------------------------------------------------------------
+
+@click.group()
+def apps() -> None:
+    """Installed applications the companion can open (open_app)."""
+
+
+@apps.command(name="list")
+@click.option("--json", "as_json", is_flag=True)
+def apps_list(as_json: bool) -> None:
+    """Every application found, de-duplicated."""
+    found = AppIndex().apps()
+    if as_json:
+        _print_json([app.__dict__ for app in found])
+        return
+    for app in found:
+        console.print(f"{esc(app.name)}  [dim]{esc(app.id)}: {esc(' '.join(app.argv))}[/dim]")
+
+
+@apps.command(name="open")
+@click.argument("name", nargs=-1, required=True)
+@click.option("--dry-run", is_flag=True, help="Say what would be launched, launch nothing.")
+def apps_open(name: tuple[str, ...], dry_run: bool) -> None:
+    """Open the application called NAME; asks instead when unsure."""
+    launched: list[Sequence[str]] = []
+    index = AppIndex(launch=launched.append) if dry_run else AppIndex()
+    found = index.open(" ".join(name))
+    if found.kind == "none":
+        raise NotFound(found.message)
+    if dry_run and launched:
+        console.print(f"would run: {esc(' '.join(launched[0]))}")
+    else:
+        console.print(esc(found.message))

@@ -22,8 +22,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .. import tools as memory_tools
-from .._errors import AnkitaError, ModelError
+from .._errors import AnkitaError, InvalidInput, ModelError
 from .._memory import Memory
+from ._apps import AppIndex
 from ._lanes import Lanes
 from ._model import ChatModel, ModelReply
 from ._persona import Persona, build_system_prompt, estimate_tokens
@@ -44,6 +45,15 @@ SUMMARY_PROMPT = ("Summarise this part of a conversation between {user} and {cha
                   "stored elsewhere; keep only what the conversation needs to continue.")
 
 
+OPEN_APP_TOOL = {"type": "function", "function": {
+    "name": "open_app",
+    "description": "Open an installed application on the user's computer by its name. If "
+                   "the name is ambiguous, the result says which apps to ask the user about.",
+    "parameters": {"type": "object", "properties": {"name": {
+        "type": "string", "description": "The application's name, e.g. 'calculator'."}},
+        "required": ["name"], "additionalProperties": False}}}
+
+
 @dataclass(frozen=True)
 class Turn:
     """What one user message produced."""
@@ -60,8 +70,10 @@ class Companion:
     def __init__(self, memory: Memory, model: ChatModel, persona: Persona,
                  transcripts: Transcripts, session: str = "default",
                  user_name: str | None = None, compact_at: float = COMPACT_AT,
-                 lanes: Lanes | None = None, deadline_s: float | None = None) -> None:
+                 lanes: Lanes | None = None, deadline_s: float | None = None,
+                 apps: AppIndex | None = None) -> None:
         self.memory, self.model, self.persona = memory, model, persona
+        self.apps = apps  # with an index, the model also gets the open_app tool
         self.transcripts = transcripts
         self.session = validate_session(session)
         self.user_name = user_name or memory.user
@@ -181,7 +193,7 @@ class Companion:
     def _converse(self, messages: list[dict[str, Any]], calls: list[str],
                   on_delta: Callable[[str], None] | None) -> ModelReply:
         """Ask the model; run its tool calls against memory and ask again, a few rounds."""
-        tools = memory_tools.openai_tools()
+        tools = memory_tools.openai_tools() + ([OPEN_APP_TOOL] if self.apps else [])
         reply = self.model.chat(messages, tools, on_delta)
         for _ in range(MAX_TOOL_ROUNDS):
             if not reply.tool_calls:
@@ -195,7 +207,10 @@ class Companion:
                                  tool_calls=assistant["tool_calls"])
             for call in reply.tool_calls:
                 try:
-                    result = memory_tools.dispatch(call.name, call.arguments, self.memory)
+                    if call.name == "open_app" and self.apps is not None:
+                        result = self._open_app(call.arguments)
+                    else:
+                        result = memory_tools.dispatch(call.name, call.arguments, self.memory)
                 except AnkitaError as exc:  # the model sees the error and can correct itself
                     result = f"error ({exc.code}): {exc}"
                 calls.append(f"{call.name}({_short(call.arguments)}) -> {result}")
@@ -205,6 +220,17 @@ class Companion:
                                      tool_call_id=call.id, name=call.name)
             reply = self.model.chat(messages, tools, on_delta)
         return reply
+
+    def _open_app(self, arguments: dict[str, Any] | str) -> str:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+        name = args.get("name") if isinstance(args, dict) else None
+        if not isinstance(name, str):
+            raise InvalidInput("open_app: needs a string argument name")
+        assert self.apps is not None
+        found = self.apps.open(name)
+        if found.kind == "ask":
+            return f"Not sure which app: ask the user {found.message}"
+        return found.message[:1].upper() + found.message[1:] + "."
 
     # -- compaction -----------------------------------------------------------------------
 
