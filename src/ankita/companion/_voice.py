@@ -26,7 +26,8 @@ HINT = "Say Ankita first"
 @dataclass(frozen=True)
 class VoiceSettings:
     wake_words: tuple[str, ...] = ("ankita",)
-    stop_words: tuple[str, ...] = ("stop", "be quiet", "cancel")
+    # Short and distinct: the offline recogniser confuses longer phrases with the wake word.
+    stop_words: tuple[str, ...] = ("stop", "cancel")
     follow_up_s: float = 25.0
     mute_tail_s: float = 0.5  # the mic stays muted this long after speech, against echo
     listen_timeout_s: float = 8.0  # woken but nothing said: back to standby

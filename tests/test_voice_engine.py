@@ -1,0 +1,110 @@
+"""The offline voice engines in their supervised child process: WAV files made by espeak-ng
+go through pocketsphinx; a hung child is restarted while chat goes on; `ankita voice` runs a
+session from audio files against the fake model."""
+
+import os
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from ankita import Memory
+from ankita.cli import cli
+from ankita.companion import Companion, ModelSettings, Persona, Transcripts, open_model
+from ankita.companion._voiceproc import VoiceError, VoiceProcess
+from fakemodel import FakeModel
+
+PHRASES = ["ankita", "stop", "cancel", "tell me a story", "and tomorrow", "open the calculator"]
+
+if shutil.which("espeak-ng") is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("espeak-ng is missing: .ci/run installs it")
+    pytest.skip("needs Debian's espeak-ng", allow_module_level=True)
+
+
+def say(folder, name, text):
+    path = folder / f"{name}.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "120", "-w", str(path), text], check=True)
+    return path
+
+
+def test_generated_speech_is_recognised_by_the_real_engine(tmp_path):
+    engine = VoiceProcess(PHRASES)
+    try:
+        for text in ["ankita", "tell me a story", "and tomorrow", "stop"]:
+            assert engine.call("transcribe", str(say(tmp_path, text.replace(" ", "-"), text))) \
+                == [text]
+        spoken = engine.call("speak", "Hello there", str(tmp_path / "reply.wav"))
+        assert os.path.getsize(spoken) > 10_000
+    finally:
+        engine.close()
+
+
+def sometimes_hangs(requests, results, phrases):
+    """A fake engine: hangs on one request, as a wedged audio library would."""
+    while True:
+        item = requests.get()
+        if item is None:
+            return
+        number, op, args = item
+        if args and args[0] == "hang":
+            time.sleep(60)
+        results.put((number, "ok", "pong"))
+
+
+def test_a_hung_voice_process_is_restarted_while_a_chat_turn_completes(tmp_path):
+    fake = FakeModel()
+    chat = Companion(Memory(tmp_path / "m.db", embedder="none"),
+                     open_model(ModelSettings(provider="ollama", base_url=fake.url("ollama"),
+                                              model="fake")),
+                     Persona.default(), Transcripts(tmp_path / "chat.db"))
+    engine = VoiceProcess(target=sometimes_hangs, deadline_s=2)
+    outcome = {}
+
+    def stuck():
+        try:
+            engine.call("transcribe", "hang")
+        except VoiceError as exc:
+            outcome["voice"] = str(exc)
+
+    waiter = threading.Thread(target=stuck)
+    waiter.start()
+    time.sleep(0.3)
+    assert chat.send("I live in Berlin").text == "Got it, I'll remember that."
+    voice_still_hung = waiter.is_alive()  # the turn finished while the voice call hung
+    waiter.join(15)
+    assert "did not answer transcribe within 2 s; it was restarted" in outcome["voice"]
+    assert engine.restarts == 1
+    assert engine.call("ping") == "pong"  # the restarted process answers again
+    assert voice_still_hung
+    engine.close()
+    fake.stop()
+
+
+def test_a_voice_session_from_audio_files(tmp_path, monkeypatch):
+    fake = FakeModel()
+    for name, value in {"ANKITA_CHAT_URL": fake.url("ollama"), "ANKITA_CHAT_MODEL": "fake",
+                        "ANKITA_CHAT_DB": tmp_path / "chat.db"}.items():
+        monkeypatch.setenv(name, str(value))
+    files = [say(tmp_path, "wake", "ankita"), say(tmp_path, "command", "tell me a story"),
+             say(tmp_path, "followup", "and tomorrow")]
+    late = say(tmp_path, "late", "open the calculator")
+    result = CliRunner().invoke(cli, [
+        "--db", str(tmp_path / "m.db"), "--embedder", "none", "voice", *map(str, files), "+30",
+        str(late), "--out", str(tmp_path / "out"),
+        *[x for p in PHRASES[3:] for x in ("--phrase", p)]])
+    assert result.exit_code == 0, result.output
+    lines = [line.split("s ", 1)[1].strip() for line in result.output.splitlines()]
+    assert lines[:2] == ["heard: 'ankita'", "listening (state: listening)"]
+    assert "heard: 'tell me a story'" in lines and "Ankita: Tell me more!" in lines
+    # The follow-up needed no wake word; after 30 s of silence the window had closed.
+    follow = lines.index("heard: 'and tomorrow'")
+    assert lines[follow + 1] == "Ankita: Tell me more!"
+    assert "Say Ankita first (state: standby)" in lines[lines.index("30 s of silence") + 1]
+    assert lines[-3:] == ["heard: 'open the calculator'", "ignored: no wake word",
+                          "Say Ankita first (state: standby)"]
+    assert len(list((tmp_path / "out").glob("reply-*.wav"))) == 2
+    fake.stop()
