@@ -52,6 +52,8 @@ def sometimes_hangs(requests, results, phrases):
         number, op, args = item
         if args and args[0] == "hang":
             time.sleep(60)
+        if args and args[0] == "crash":
+            os._exit(9)
         results.put((number, "ok", "pong"))
 
 
@@ -80,6 +82,9 @@ def test_a_hung_voice_process_is_restarted_while_a_chat_turn_completes(tmp_path)
     assert engine.restarts == 1
     assert engine.call("ping") == "pong"  # the restarted process answers again
     assert voice_still_hung
+    with pytest.raises(VoiceError, match="died during transcribe"):
+        engine.call("transcribe", "crash")
+    assert engine.restarts == 2 and engine.call("ping") == "pong"
     engine.close()
     fake.stop()
 

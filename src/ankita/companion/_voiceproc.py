@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import queue
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,15 +84,22 @@ class VoiceProcess:
             self.restart()
             raise VoiceError("the voice process is not keeping up; it was restarted") from None
         wait = deadline_s if deadline_s is not None else self.deadline_s
-        try:
-            while True:
-                got, status, value = self.results.get(timeout=wait)
-                if got == number:
-                    break  # answers to requests given up on earlier are dropped
-        except queue.Empty:
-            self.restart()
-            raise VoiceError(f"the voice process did not answer {op} within {wait:g} s; "
-                             "it was restarted") from None
+        end = time.monotonic() + wait
+        while True:
+            try:
+                got, status, value = self.results.get(timeout=0.2)
+            except queue.Empty:
+                if not self.process.is_alive():  # it crashed: no need to wait out the deadline
+                    self.restart()
+                    raise VoiceError(f"the voice process died during {op}; it was "
+                                     "restarted") from None
+                if time.monotonic() >= end:
+                    self.restart()
+                    raise VoiceError(f"the voice process did not answer {op} within "
+                                     f"{wait:g} s; it was restarted") from None
+                continue
+            if got == number:
+                break  # answers to requests given up on earlier are dropped
         if status != "ok":
             raise VoiceError(str(value))
         return value
