@@ -521,9 +521,9 @@ def main() -> None:
 def _add_more_commands() -> None:
     # Imported last: these commands reuse this module's helpers.
     from ._cli_ops import bench, token
-    from .companion._cli import apps, chat, persona, tasks, voice
+    from .companion._cli import apps, channels, chat, persona, tasks, voice
 
-    for command in (bench, token, chat, persona, tasks, apps, voice):
+    for command in (bench, token, chat, persona, tasks, apps, voice, channels):
         cli.add_command(command)
 
 

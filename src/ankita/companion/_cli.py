@@ -19,8 +19,9 @@ from rich.markup import escape as esc
 from .._errors import InvalidInput, ModelError, NotFound
 from ..cli import _memory, _print_json, console, err_console
 from ._apps import AppIndex
+from ._channels import Channels
 from ._model import SETUP_HELP, ModelSettings, open_model
-from ._paths import chat_db_path, persona_path, tasks_db_path
+from ._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
 from ._persona import Persona, load_persona, save_persona
 from ._runtime import Companion
 from ._scheduler import Job, Run, Scheduler
@@ -437,3 +438,53 @@ def voice(ctx: click.Context, inputs: tuple[str, ...], phrases: tuple[str, ...],
         engine.close()
         companion.lanes.close()
         transcripts.close()
+
+
+# -- channels ------------------------------------------------------------------------------
+
+@click.group()
+def channels() -> None:
+    """Channels (Telegram, Discord, Slack): access policy and pairing."""
+
+
+def _channels() -> Channels:
+    return Channels(channels_db_path())
+
+
+@channels.command(name="list")
+@click.option("--json", "as_json", is_flag=True)
+def channels_list(as_json: bool) -> None:
+    """Configured channels and their policies (anything else is denied)."""
+    rows = _channels().configured()
+    if as_json:
+        _print_json(rows)
+        return
+    for row in rows:
+        console.print(f"{esc(row['name'])}  {row['platform']}  dm: {row['dm_policy']}  "
+                      f"groups: {row['group_policy']}  allow: {', '.join(row['allow_from'])}")
+
+
+@channels.command(name="add")
+@click.argument("name")
+@click.option("--platform", type=click.Choice(["telegram", "discord", "slack"]), required=True)
+@click.option("--dm", "dm_policy", type=click.Choice(["pairing", "allowlist", "open",
+                                                      "disabled"]), default="pairing",
+              show_default=True)
+@click.option("--groups", "group_policy", type=click.Choice(["open", "allowlist", "disabled"]),
+              default="disabled", show_default=True)
+@click.option("--allow", "allow_from", multiple=True, help="A sender or group id (repeatable).")
+@click.pass_context
+def channels_add(ctx: click.Context, name: str, platform: str, dm_policy: str,
+                 group_policy: str, allow_from: tuple[str, ...]) -> None:
+    """Configure a channel's access policy (secrets stay in the environment)."""
+    user = ctx.find_root().obj["user"]
+    _channels().add(name, platform, dm_policy, group_policy, list(allow_from), user)
+    console.print(f"{esc(name)}: {platform}, direct messages {dm_policy}, groups {group_policy}")
+
+
+@channels.command(name="pair")
+@click.argument("code")
+def channels_pair(code: str) -> None:
+    """Approve a pairing code a sender received."""
+    channel, sender = _channels().pair(code)
+    console.print(f"paired {esc(sender)} on {esc(channel)}")

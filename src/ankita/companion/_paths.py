@@ -22,3 +22,7 @@ def chat_db_path() -> Path:
 
 def tasks_db_path() -> Path:
     return Path(os.environ.get("ANKITA_TASKS_DB") or data_dir() / "tasks.db")
+
+
+def channels_db_path() -> Path:
+    return Path(os.environ.get("ANKITA_CHANNELS_DB") or data_dir() / "channels.db")

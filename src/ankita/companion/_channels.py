@@ -1,0 +1,337 @@
+"""Channels core: one message model, one access policy, durable ingress and a durable outbox,
+shared by every platform adapter (Telegram, Discord, Slack).
+
+- **Policy.** Per channel, direct messages are `pairing` (a one-time code the owner approves with
+  `ankita channels pair CODE`), `allowlist`, `open` or `disabled`; groups are `open`,
+  `allowlist` or `disabled`. A channel with no configuration denies everyone.
+- **Ingress.** Updates are stored before the polling offset moves, in one transaction, so a
+  crash never skips one. An update seen twice is handled once.
+- **Outbox.** A message is written before it is sent, claimed while sending, and marked sent with
+  the platform's message id. It is retried on transient errors (5 s, 25 s, 2 min; at most 5
+  attempts) and on 429 after the platform's `retry_after`. Permanent errors (4xx, chat not found,
+  forbidden) are parked as failed. It is paced per channel, expires when too old, and is drained
+  by a timer. A message the platform acknowledged is never sent again.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from .._errors import InvalidInput, NotFound, StoreError
+
+DM_POLICIES = ("pairing", "allowlist", "open", "disabled")
+GROUP_POLICIES = ("open", "allowlist", "disabled")
+PLATFORMS = ("telegram", "discord", "slack")
+PAIRING_TTL = timedelta(hours=1)
+MAX_PENDING_CODES = 3
+RETRY_S = (5, 25, 120)
+MAX_ATTEMPTS = 5
+TTL = timedelta(hours=1)
+MIN_INTERVAL_S = {"telegram": 1.0, "discord": 0.5, "slack": 1.0}  # per channel, between sends
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS channels (
+        name TEXT PRIMARY KEY, platform TEXT NOT NULL, dm_policy TEXT NOT NULL,
+        group_policy TEXT NOT NULL, allow_from TEXT NOT NULL, user TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS pairing (
+        code TEXT PRIMARY KEY, channel TEXT NOT NULL, sender TEXT NOT NULL,
+        created_at TEXT NOT NULL, approved_at TEXT)""",
+    """CREATE TABLE IF NOT EXISTS ingress (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, update_id TEXT NOT NULL,
+        chat_type TEXT NOT NULL, chat_id TEXT NOT NULL, sender TEXT NOT NULL, text TEXT NOT NULL,
+        received_at TEXT NOT NULL, handled_at TEXT, UNIQUE (channel, update_id))""",
+    "CREATE TABLE IF NOT EXISTS offsets (channel TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, chat_id TEXT NOT NULL,
+        text TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL, status TEXT NOT NULL, platform_id TEXT,
+        last_error TEXT)""",
+    "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at)",
+]
+
+
+@dataclass(frozen=True)
+class Inbound:
+    """One message from any platform, normalised."""
+
+    channel: str
+    update_id: str
+    chat_type: str  # "dm" | "group"
+    chat_id: str
+    sender: str
+    text: str
+
+    def session_key(self, platform: str) -> str:
+        return f"{platform}:{self.chat_type}:{self.chat_id}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: str  # "allow" | "deny" | "pair"
+    reason: str
+    reply: str | None = None  # what to send back (the pairing code), if anything
+
+
+@dataclass(frozen=True)
+class Sent:
+    platform_id: str
+
+
+@dataclass(frozen=True)
+class RetryAfter:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Transient:
+    error: str
+
+
+@dataclass(frozen=True)
+class Permanent:
+    error: str
+
+
+SendResult = Sent | RetryAfter | Transient | Permanent
+Sender = Callable[[str, str, str], SendResult]  # (channel, chat_id, text) -> result
+
+
+def classify_http(status: int, description: str = "", retry_after: float | None = None
+                  ) -> SendResult:
+    """A platform's HTTP answer as a send result (the adapters share this)."""
+    text = description.lower()
+    if status == 429:
+        return RetryAfter(retry_after if retry_after is not None else 30.0)
+    if status >= 500:
+        return Transient(f"HTTP {status}: {description}")
+    if 400 <= status < 500 or "chat not found" in text or "forbidden" in text:
+        return Permanent(f"HTTP {status}: {description}")
+    return Transient(f"HTTP {status}: {description}")
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Channels:
+    def __init__(self, path: str | Path, clock: Callable[[], datetime] | None = None) -> None:
+        self.path = str(path)
+        self.clock = clock or (lambda: datetime.now(timezone.utc))
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode = WAL")
+            for statement in _SCHEMA:
+                self.db.execute(statement)
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"cannot open the channel store at {self.path}: {exc}") from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _tx(self) -> Any:
+        db = self.db
+
+        class _T:
+            def __enter__(self) -> None:
+                db.execute("BEGIN IMMEDIATE")
+
+            def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+                db.execute("COMMIT" if kind is None else "ROLLBACK")
+        return _T()
+
+    # -- configuration --------------------------------------------------------------------
+
+    def add(self, name: str, platform: str, dm_policy: str = "pairing",
+            group_policy: str = "disabled", allow_from: list[str] | None = None,
+            user: str = "default") -> None:
+        if platform not in PLATFORMS:
+            raise InvalidInput(f"platform must be one of {', '.join(PLATFORMS)}")
+        if dm_policy not in DM_POLICIES or group_policy not in GROUP_POLICIES:
+            raise InvalidInput(f"dm policy: {', '.join(DM_POLICIES)}; group policy: "
+                               f"{', '.join(GROUP_POLICIES)}")
+        if not name or not all(c.isalnum() or c in "-_" for c in name):
+            raise InvalidInput("a channel name is letters, digits, '-' or '_'")
+        self.db.execute("INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO "
+                        "UPDATE SET platform = excluded.platform, dm_policy = "
+                        "excluded.dm_policy, group_policy = excluded.group_policy, "
+                        "allow_from = excluded.allow_from, user = excluded.user",
+                        (name, platform, dm_policy, group_policy,
+                         json.dumps(sorted(allow_from or [])), user))
+
+    def configured(self) -> list[dict[str, Any]]:
+        return [{"name": r[0], "platform": r[1], "dm_policy": r[2], "group_policy": r[3],
+                 "allow_from": json.loads(r[4]), "user": r[5]}
+                for r in self.db.execute("SELECT * FROM channels ORDER BY name")]
+
+    def _channel(self, name: str) -> dict[str, Any] | None:
+        return next((c for c in self.configured() if c["name"] == name), None)
+
+    # -- policy ---------------------------------------------------------------------------
+
+    def check(self, message: Inbound) -> Decision:
+        channel = self._channel(message.channel)
+        if channel is None:
+            return Decision("deny", "the channel has no configuration (denied by default)")
+        allowed = set(channel["allow_from"]) | self._approved(message.channel)
+        if message.chat_type == "group":
+            policy = channel["group_policy"]
+            if policy == "open":
+                return Decision("allow", "groups are open")
+            if policy == "allowlist" and message.chat_id in allowed:
+                return Decision("allow", "the group is on the allowlist")
+            return Decision("deny", f"group policy {policy}")
+        policy = channel["dm_policy"]
+        if policy == "open":
+            return Decision("allow", "direct messages are open")
+        if policy == "disabled":
+            return Decision("deny", "direct messages are disabled")
+        if message.sender in allowed:
+            return Decision("allow", "the sender is approved")
+        if policy == "allowlist":
+            return Decision("deny", "the sender is not on the allowlist")
+        return self._pairing_code(message)
+
+    def _approved(self, channel: str) -> set[str]:
+        return {r[0] for r in self.db.execute(
+            "SELECT sender FROM pairing WHERE channel = ? AND approved_at IS NOT NULL",
+            (channel,))}
+
+    def _pairing_code(self, message: Inbound) -> Decision:
+        now = self.clock()
+        oldest = _iso(now - PAIRING_TTL)
+        with self._tx():
+            row = self.db.execute(
+                "SELECT code FROM pairing WHERE channel = ? AND sender = ? AND approved_at IS "
+                "NULL AND created_at > ?", (message.channel, message.sender, oldest)).fetchone()
+            if row:
+                code = row[0]
+            else:
+                pending = self.db.execute(
+                    "SELECT count(*) FROM pairing WHERE channel = ? AND approved_at IS NULL "
+                    "AND created_at > ?", (message.channel, oldest)).fetchone()[0]
+                if pending >= MAX_PENDING_CODES:
+                    return Decision("deny", "too many pairing requests are waiting")
+                code = secrets.token_hex(4).upper()
+                self.db.execute("INSERT INTO pairing VALUES (?, ?, ?, ?, NULL)",
+                                (code, message.channel, message.sender, _iso(now)))
+        return Decision("pair", "the sender is not paired yet",
+                        f"To talk with me here, ask my owner to run: ankita channels pair {code}")
+
+    def pair(self, code: str) -> tuple[str, str]:
+        """Approve a pairing code: (channel, sender)."""
+        now = self.clock()
+        with self._tx():
+            row = self.db.execute("SELECT channel, sender, created_at, approved_at FROM pairing "
+                                  "WHERE code = ?", (code.strip().upper(),)).fetchone()
+            if row is None or row[3] is not None:
+                raise NotFound(f"no pending pairing code {code!r}")
+            if datetime.fromisoformat(row[2]) < now - PAIRING_TTL:
+                raise InvalidInput(f"pairing code {code} has expired; ask for a new one")
+            self.db.execute("UPDATE pairing SET approved_at = ? WHERE code = ?",
+                            (_iso(now), code.strip().upper()))
+        return row[0], row[1]
+
+    # -- ingress --------------------------------------------------------------------------
+
+    def receive(self, channel: str, updates: list[Inbound], next_offset: str) -> list[int]:
+        """Store updates, then move the offset, in one transaction: ids of the new rows."""
+        now = _iso(self.clock())
+        new = []
+        with self._tx():
+            for update in updates:
+                cur = self.db.execute(
+                    "INSERT INTO ingress (channel, update_id, chat_type, chat_id, sender, text, "
+                    "received_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (channel, update.update_id, update.chat_type, update.chat_id,
+                     update.sender, update.text, now))
+                if cur.rowcount == 1:
+                    new.append(int(cur.lastrowid or 0))
+            self.db.execute("INSERT INTO offsets VALUES (?, ?) ON CONFLICT (channel) DO UPDATE "
+                            "SET value = excluded.value", (channel, next_offset))
+        return new
+
+    def offset(self, channel: str) -> str | None:
+        row = self.db.execute("SELECT value FROM offsets WHERE channel = ?",
+                              (channel,)).fetchone()
+        return str(row[0]) if row else None
+
+    def pending(self) -> list[tuple[int, Inbound]]:
+        """Stored updates not handled yet (after a crash, too)."""
+        return [(r[0], Inbound(r[1], r[2], r[3], r[4], r[5], r[6])) for r in self.db.execute(
+            "SELECT id, channel, update_id, chat_type, chat_id, sender, text FROM ingress "
+            "WHERE handled_at IS NULL ORDER BY id")]
+
+    def handled(self, ingress_id: int) -> None:
+        self.db.execute("UPDATE ingress SET handled_at = ? WHERE id = ?",
+                        (_iso(self.clock()), ingress_id))
+
+    # -- outbox ---------------------------------------------------------------------------
+
+    def enqueue(self, channel: str, chat_id: str, text: str) -> int:
+        if not text.strip():
+            raise InvalidInput("an empty message is not sent")
+        now = _iso(self.clock())
+        row = self.db.execute(
+            "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, status) "
+            "VALUES (?, ?, ?, ?, ?, 'queued') RETURNING id",
+            (channel, chat_id, text, now, now)).fetchone()
+        return int(row[0])
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return [{"id": r[0], "channel": r[1], "chat_id": r[2], "text": r[3], "attempts": r[4],
+                 "status": r[5], "platform_id": r[6], "last_error": r[7]}
+                for r in self.db.execute("SELECT id, channel, chat_id, text, attempts, status, "
+                                         "platform_id, last_error FROM outbox ORDER BY id")]
+
+    def drain(self, send: Sender, platform_of: Callable[[str], str] | None = None) -> int:
+        """Send what is due, paced per channel; returns how many were sent. Call on a timer."""
+        now = self.clock()
+        self.db.execute("UPDATE outbox SET status = 'expired' WHERE status = 'queued' AND "
+                        "created_at < ?", (_iso(now - TTL),))
+        # A claim left by a crash: the platform may not have it. Send again (never for 'sent').
+        self.db.execute("UPDATE outbox SET status = 'queued' WHERE status = 'sending'")
+        last_sent: dict[str, datetime] = {}
+        sent = 0
+        due = self.db.execute("SELECT id, channel, chat_id, text, attempts FROM outbox WHERE "
+                              "status = 'queued' AND next_attempt_at <= ? ORDER BY id",
+                              (_iso(now),)).fetchall()
+        for message_id, channel, chat_id, text, attempts in due:
+            platform = platform_of(channel) if platform_of else "telegram"
+            gap = MIN_INTERVAL_S.get(platform, 1.0)
+            if channel in last_sent and (self.clock() - last_sent[channel]).total_seconds() < gap:
+                self.db.execute("UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
+                                (_iso(last_sent[channel] + timedelta(seconds=gap)), message_id))
+                continue  # paced: the next drain sends it
+            self.db.execute("UPDATE outbox SET status = 'sending', attempts = attempts + 1 "
+                            "WHERE id = ?", (message_id,))
+            result = send(channel, chat_id, text)
+            if isinstance(result, Sent):
+                self.db.execute("UPDATE outbox SET status = 'sent', platform_id = ? WHERE id = ?",
+                                (result.platform_id, message_id))
+                last_sent[channel] = self.clock()
+                sent += 1
+            elif isinstance(result, Permanent) or attempts + 1 >= MAX_ATTEMPTS:
+                error = result.error if isinstance(result, (Permanent, Transient)) else \
+                    "rate limited too often"
+                self.db.execute("UPDATE outbox SET status = 'failed', last_error = ? "
+                                "WHERE id = ?", (error, message_id))
+            else:
+                wait = result.seconds if isinstance(result, RetryAfter) else \
+                    RETRY_S[min(attempts, len(RETRY_S) - 1)]
+                error = f"retry after {wait:g} s" if isinstance(result, RetryAfter) else \
+                    result.error
+                self.db.execute("UPDATE outbox SET status = 'queued', next_attempt_at = ?, "
+                                "last_error = ? WHERE id = ?",
+                                (_iso(self.clock() + timedelta(seconds=wait)), error,
+                                 message_id))
+        return sent

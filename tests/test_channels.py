@@ -1,0 +1,210 @@
+"""The channels core: policy and pairing, durable ingress, the outbox (retries, 429, permanent
+failures, pacing, expiry, crash replay)."""
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ankita import InvalidInput, NotFound
+from ankita.companion._channels import (
+    MAX_ATTEMPTS,
+    Channels,
+    Inbound,
+    Permanent,
+    RetryAfter,
+    Sent,
+    Transient,
+    classify_http,
+)
+
+
+class Clock:
+    def __init__(self):
+        self.now = datetime(2026, 5, 1, 9, 0, tzinfo=timezone.utc)
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, **kwargs):
+        self.now += timedelta(**kwargs)
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def channels(tmp_path, clock):
+    store = Channels(tmp_path / "channels.db", clock)
+    yield store
+    store.close()
+
+
+def dm(sender, text="hi", update="1", channel="tg"):
+    return Inbound(channel, update, "dm", f"chat-{sender}", sender, text)
+
+
+def test_an_unconfigured_channel_denies_everyone(channels):
+    assert channels.check(dm("alice")).verdict == "deny"
+
+
+def test_pairing_codes_are_approved_by_the_owner(channels, clock):
+    channels.add("tg", "telegram", dm_policy="pairing")
+    first = channels.check(dm("alice"))
+    assert first.verdict == "pair" and "ankita channels pair" in first.reply
+    code = first.reply.rsplit(" ", 1)[1]
+    assert channels.check(dm("alice")).reply == first.reply  # the same code while pending
+    assert channels.pair(code) == ("tg", "alice")
+    assert channels.check(dm("alice")).verdict == "allow"
+    with pytest.raises(NotFound):
+        channels.pair(code)  # once only
+    # At most three codes wait at a time, and codes expire after an hour.
+    for sender in ("b", "c", "d"):
+        channels.check(dm(sender))
+    assert channels.check(dm("e")).reason == "too many pairing requests are waiting"
+    late = channels.check(dm("b")).reply.rsplit(" ", 1)[1]
+    clock.advance(hours=2)
+    with pytest.raises(InvalidInput, match="expired"):
+        channels.pair(late)
+
+
+def test_allowlist_open_disabled_and_groups(channels):
+    channels.add("sl", "slack", dm_policy="allowlist", group_policy="allowlist",
+                 allow_from=["U1", "C9"])
+    assert channels.check(dm("U1", channel="sl")).verdict == "allow"
+    assert channels.check(dm("U2", channel="sl")).verdict == "deny"
+    group = Inbound("sl", "7", "group", "C9", "U2", "hi all")
+    assert channels.check(group).verdict == "allow"
+    assert channels.check(Inbound("sl", "8", "group", "C1", "U1", "x")).verdict == "deny"
+    channels.add("dc", "discord", dm_policy="disabled", group_policy="open")
+    assert channels.check(dm("x", channel="dc")).verdict == "deny"
+    assert channels.check(Inbound("dc", "9", "group", "G", "x", "y")).verdict == "allow"
+    with pytest.raises(InvalidInput):
+        channels.add("bad", "irc")
+
+
+def test_updates_are_stored_before_the_offset_moves_and_handled_once(channels):
+    channels.add("tg", "telegram")
+    new = channels.receive("tg", [dm("a", update="10"), dm("b", update="11")], "12")
+    assert len(new) == 2 and channels.offset("tg") == "12"
+    # The platform sends them again (the process died before acknowledging): stored once.
+    assert channels.receive("tg", [dm("a", update="10")], "12") == []
+    pending = channels.pending()
+    assert [m.sender for _, m in pending] == ["a", "b"]
+    channels.handled(pending[0][0])
+    assert [m.sender for _, m in channels.pending()] == ["b"]  # survives a restart as well
+    assert pending[1][1].session_key("telegram") == "telegram:dm:chat-b"
+
+
+class Platform:
+    """A scripted platform: answers per call, records what it acknowledged."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    def __call__(self, channel, chat_id, text):
+        self.calls.append(text)
+        return self.answers.pop(0) if self.answers else Sent(str(len(self.calls)))
+
+
+def test_transient_errors_retry_with_backoff_and_429_waits_as_told(channels, clock):
+    platform = Platform(Transient("HTTP 502"), RetryAfter(7), Sent("m1"))
+    channels.enqueue("tg", "42", "Good morning!")
+    assert channels.drain(platform) == 0
+    assert channels.outbox()[0]["status"] == "queued"
+    clock.advance(seconds=4)
+    assert channels.drain(platform) == 0 and len(platform.calls) == 1  # not due yet (5 s)
+    clock.advance(seconds=1)
+    assert channels.drain(platform) == 0 and channels.outbox()[0]["last_error"] == \
+        "retry after 7 s"
+    clock.advance(seconds=7)
+    assert channels.drain(platform) == 1
+    [message] = channels.outbox()
+    assert (message["status"], message["platform_id"], message["attempts"]) == ("sent", "m1", 3)
+    assert channels.drain(platform) == 0 and len(platform.calls) == 3  # never sent again
+
+
+def test_permanent_failures_are_parked_not_retried(channels, clock):
+    platform = Platform(classify_http(400, "Bad Request: chat not found"))
+    channels.enqueue("tg", "404", "hello?")
+    channels.drain(platform)
+    clock.advance(hours=1)
+    channels.drain(platform)
+    [message] = channels.outbox()
+    assert message["status"] == "failed" and "chat not found" in message["last_error"]
+    assert len(platform.calls) == 1
+
+
+def test_too_many_attempts_fail_and_old_messages_expire(channels, clock):
+    platform = Platform(*[Transient("HTTP 503")] * 10)
+    channels.enqueue("tg", "1", "will fail")
+    for _ in range(MAX_ATTEMPTS + 2):
+        channels.drain(platform)
+        clock.advance(minutes=3)
+    assert channels.outbox()[0]["status"] == "failed"
+    assert len(platform.calls) == MAX_ATTEMPTS
+    channels.enqueue("tg", "1", "too late")
+    clock.advance(hours=2)
+    channels.drain(platform)
+    assert channels.outbox()[1]["status"] == "expired"
+
+
+def test_sends_are_paced_per_channel(channels, clock):
+    platform = Platform()
+    for i in range(3):
+        channels.enqueue("tg", "1", f"message {i}")
+    channels.enqueue("other", "1", "elsewhere")
+    assert channels.drain(platform) == 2  # one for tg, one for the other channel
+    clock.advance(seconds=1)
+    assert channels.drain(platform) == 1
+    clock.advance(seconds=1)
+    assert channels.drain(platform) == 1
+    assert [m["status"] for m in channels.outbox()] == ["sent"] * 4
+
+
+def test_a_crash_mid_send_sends_again_but_never_an_acknowledged_message(tmp_path, clock):
+    first = Channels(tmp_path / "c.db", clock)
+    first.enqueue("tg", "1", "acknowledged")
+    first.enqueue("tg", "2", "in flight")
+    first.drain(Platform())  # the first is sent and recorded; pacing holds the second
+    first.db.execute("UPDATE outbox SET status = 'sending' WHERE id = 2")  # then the crash
+    first.close()
+    clock.advance(seconds=2)
+    again = Channels(tmp_path / "c.db", clock)
+    platform = Platform()
+    assert again.drain(platform) == 1
+    assert platform.calls == ["in flight"]  # the acknowledged message was not sent twice
+    assert [m["status"] for m in again.outbox()] == ["sent", "sent"]
+    again.close()
+
+
+@pytest.mark.parametrize("status,text,kind", [
+    (429, "Too Many Requests", RetryAfter), (500, "oops", Transient),
+    (502, "bad gateway", Transient), (400, "Bad Request: chat not found", Permanent),
+    (403, "Forbidden: bot was blocked by the user", Permanent), (404, "Not Found", Permanent),
+])
+def test_http_answers_are_classified(status, text, kind):
+    assert isinstance(classify_http(status, text, 3), kind)
+
+
+def test_channel_commands(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from ankita.cli import cli
+
+    monkeypatch.setenv("ANKITA_CHANNELS_DB", str(tmp_path / "ch.db"))
+    runner = CliRunner()
+    added = runner.invoke(cli, ["channels", "add", "tg", "--platform", "telegram"])
+    assert added.exit_code == 0 and "direct messages pairing" in added.output
+    import json
+
+    assert json.loads(runner.invoke(cli, ["channels", "list", "--json"]).output)[0][
+        "dm_policy"] == "pairing"
+    store = Channels(tmp_path / "ch.db")
+    code = store.check(dm("alice")).reply.rsplit(" ", 1)[1]
+    store.close()
+    paired = runner.invoke(cli, ["channels", "pair", code])
+    assert paired.exit_code == 0 and "paired alice on tg" in paired.output
+    assert runner.invoke(cli, ["channels", "pair", "NOPE"]).exit_code == 3
