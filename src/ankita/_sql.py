@@ -47,13 +47,13 @@ def translate_errors(cls: type, errors: type[BaseException] | tuple[type[BaseExc
                 raise StoreError(describe(self.path, exc)) from exc
         return wrapper  # type: ignore[return-value]
 
-    for klass in reversed(cls.__mro__):
-        if klass is object:
-            continue
-        for name, method in list(vars(klass).items()):
-            if callable(method) and not name.startswith("_") and name != "transaction" \
-                    and not isinstance(method, type):
-                setattr(cls, name, wrap(getattr(cls, name)))
+    # Each name once, resolved on `cls`: a method inherited and one overridden alike.
+    names = {name for klass in cls.__mro__ if klass is not object
+             for name, method in vars(klass).items()
+             if callable(method) and not name.startswith("_") and name != "transaction"
+             and not isinstance(method, type)}
+    for name in sorted(names):
+        setattr(cls, name, wrap(getattr(cls, name)))
 
 
 class SQLStore:
