@@ -54,7 +54,7 @@ class Match:
 _FIELD_CODES = {"%f", "%F", "%u", "%U", "%d", "%D", "%n", "%N", "%i", "%c", "%k", "%v", "%m"}
 
 
-def _exec_argv(exec_line: str, name: str, path: Path) -> tuple[str, ...]:
+def _exec_argv(exec_line: str) -> tuple[str, ...]:
     """Exec= without its field codes (%f, %u, ...); %% is a literal percent."""
     try:
         parts = shlex.split(exec_line)
@@ -113,7 +113,7 @@ def parse_desktop(desktop_id: str, path: Path, desktop_env: Sequence[str]) -> Ap
         return None
     if never and set(never) & set(desktop_env):
         return None
-    argv = _exec_argv(entry.get("Exec", ""), entry["Name"], path)
+    argv = _exec_argv(entry.get("Exec", ""))
     if not argv:
         return None
     aliases = [entry.get("GenericName", "")] + entry.get("Keywords", "").split(";")

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import json
 import secrets
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound, StoreError
+from .._errors import InvalidInput, NotFound
+from ._localdb import immediate, open_local
 
 DM_POLICIES = ("pairing", "allowlist", "open", "disabled")
 GROUP_POLICIES = ("open", "allowlist", "disabled")
@@ -124,30 +124,10 @@ class Channels:
     def __init__(self, path: str | Path, clock: Callable[[], datetime] | None = None) -> None:
         self.path = str(path)
         self.clock = clock or (lambda: datetime.now(timezone.utc))
-        try:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
-                                      check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode = WAL")
-            for statement in _SCHEMA:
-                self.db.execute(statement)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the channel store at {self.path}: {exc}") from exc
+        self.db = open_local(self.path, _SCHEMA, "channel store")
 
     def close(self) -> None:
         self.db.close()
-
-    def _tx(self) -> Any:
-        db = self.db
-
-        class _T:
-            def __enter__(self) -> None:
-                db.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-                db.execute("COMMIT" if kind is None else "ROLLBACK")
-        return _T()
 
     # -- configuration --------------------------------------------------------------------
 
@@ -209,7 +189,7 @@ class Channels:
     def _pairing_code(self, message: Inbound) -> Decision:
         now = self.clock()
         oldest = _iso(now - PAIRING_TTL)
-        with self._tx():
+        with immediate(self.db):
             row = self.db.execute(
                 "SELECT code FROM pairing WHERE channel = ? AND sender = ? AND approved_at IS "
                 "NULL AND created_at > ?", (message.channel, message.sender, oldest)).fetchone()
@@ -230,7 +210,7 @@ class Channels:
     def pair(self, code: str) -> tuple[str, str]:
         """Approve a pairing code: (channel, sender)."""
         now = self.clock()
-        with self._tx():
+        with immediate(self.db):
             row = self.db.execute("SELECT channel, sender, created_at, approved_at FROM pairing "
                                   "WHERE code = ?", (code.strip().upper(),)).fetchone()
             if row is None or row[3] is not None:
@@ -247,7 +227,7 @@ class Channels:
         """Store updates, then move the offset, in one transaction: ids of the new rows."""
         now = _iso(self.clock())
         new = []
-        with self._tx():
+        with immediate(self.db):
             for update in updates:
                 cur = self.db.execute(
                     "INSERT INTO ingress (channel, update_id, chat_type, chat_id, sender, text, "

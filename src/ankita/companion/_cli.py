@@ -24,7 +24,7 @@ from ._model import SETUP_HELP, ModelSettings, open_model
 from ._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
 from ._persona import Persona, load_persona, save_persona
 from ._runtime import Companion
-from ._scheduler import Job, Run, Scheduler
+from ._scheduler import Job, Scheduler
 from ._transcripts import Transcripts
 
 
@@ -195,10 +195,6 @@ def _scheduler(ctx: click.Context) -> Scheduler:
     return Scheduler(tasks_db_path(), _runner(ctx), busy=busy)
 
 
-def _run_json(run: Run) -> dict[str, Any]:
-    return run.to_dict()
-
-
 @click.group()
 def tasks() -> None:
     """Scheduled tasks and heartbeats (results go to the local inbox)."""
@@ -268,7 +264,7 @@ def tasks_runs(ctx: click.Context, job_id: str | None, limit: int, as_json: bool
     """The latest runs (of one task, or all), with status and output."""
     runs = _scheduler(ctx).runs(job_id, limit)
     if as_json:
-        _print_json([_run_json(r) for r in runs])
+        _print_json([r.to_dict() for r in runs])
         return
     for run in runs:
         console.print(f"{run.finished_at or run.started_at}  {run.job_id}  {run.status}  "
@@ -283,7 +279,7 @@ def tasks_run_now(ctx: click.Context, job_id: str, as_json: bool) -> None:
     """Run a task at once, outside its schedule."""
     run = _scheduler(ctx).run_now(job_id)
     if as_json:
-        _print_json(_run_json(run))
+        _print_json(run.to_dict())
     else:
         console.print(f"{run.status}: {esc(run.output or run.reason or '')}")
 

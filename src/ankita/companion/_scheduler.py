@@ -17,7 +17,6 @@ Definitions (`jobs`) are kept apart from runtime state (`job_state`) and history
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import uuid
 from collections.abc import Callable
@@ -27,7 +26,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .._errors import InvalidInput, NotFound, StoreError
+from .._errors import InvalidInput, NotFound
+from ._localdb import immediate, open_local
 from ._replies import classify
 
 BACKOFF_S = (30, 60, 300, 900, 3600)
@@ -184,16 +184,7 @@ class Scheduler:
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.busy = busy or (lambda: False)
         self.subscribers: list[Callable[[Run], None]] = []
-        try:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
-                                      check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode = WAL")
-            for statement in _SCHEMA:
-                self.db.execute(statement)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the task store at {self.path}: {exc}") from exc
+        self.db = open_local(self.path, _SCHEMA, "task store")
 
     def close(self) -> None:
         self.db.close()
@@ -223,7 +214,7 @@ class Scheduler:
         job = Job(uuid.uuid4().hex[:12], name.strip(), kind, schedule.strip(), tz,
                   prompt.strip(), target, active_hours, True, _iso(now))
         first = next_after(job, now)
-        with self._tx():
+        with immediate(self.db):
             self.db.execute("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,1,?)",
                             (job.id, job.name, job.kind, job.schedule, job.tz, job.prompt,
                              job.target, job.active_hours, _iso(now)))
@@ -232,7 +223,7 @@ class Scheduler:
         return job
 
     def remove(self, job_id: str) -> None:
-        with self._tx():
+        with immediate(self.db):
             if self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,)).rowcount == 0:
                 raise NotFound(f"no task {job_id}")
             self.db.execute("DELETE FROM job_state WHERE job_id = ?", (job_id,))
@@ -277,17 +268,6 @@ class Scheduler:
             "SELECT id, job_id, text, at FROM inbox ORDER BY id")]
 
     # -- running --------------------------------------------------------------------------
-
-    def _tx(self) -> Any:
-        db = self.db
-
-        class _T:
-            def __enter__(self) -> None:
-                db.execute("BEGIN IMMEDIATE")
-
-            def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-                db.execute("COMMIT" if kind is None else "ROLLBACK")
-        return _T()
 
     def recover(self) -> list[Run]:
         """Runs claimed by a process that died: tried once more, or abandoned if already a
@@ -337,7 +317,7 @@ class Scheduler:
         following = next_after(job, now) if slot_due else (
             _parse(state["next_run_at"]) if state["next_run_at"] else None)
         claimed = None
-        with self._tx():
+        with immediate(self.db):
             # Advance and claim in one transaction, before running: a crash from here on
             # leaves a claimed run that `recover` finishes once, never a second run.
             taken = self.db.execute(
@@ -371,7 +351,7 @@ class Scheduler:
         return self._execute(job, _iso(self.clock()))
 
     def _execute(self, job: Job, slot: str, attempt: int = 1) -> Run:
-        with self._tx():
+        with immediate(self.db):
             run_id = self._claim(job, slot, attempt)
         return self._run_claimed(job, run_id)
 
@@ -439,7 +419,3 @@ class Scheduler:
         for callback in list(self.subscribers):
             callback(run)
         return run
-
-
-def json_runs(runs: list[Run]) -> str:
-    return json.dumps([r.to_dict() for r in runs], ensure_ascii=False, indent=2)

@@ -7,13 +7,13 @@ again, and the messages before it stay in the transcript.
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, StoreError
+from .._errors import InvalidInput
+from ._localdb import open_local
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS messages (
@@ -65,16 +65,7 @@ def validate_session(name: object) -> str:
 class Transcripts:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        try:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
-                                      check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode = WAL")
-            for statement in _SCHEMA:
-                self.db.execute(statement)
-        except (sqlite3.Error, OSError) as exc:
-            raise StoreError(f"cannot open the chat transcripts at {self.path}: {exc}") from exc
+        self.db = open_local(self.path, _SCHEMA, "chat transcripts")
 
     def close(self) -> None:
         self.db.close()
