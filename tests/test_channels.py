@@ -8,6 +8,7 @@ import pytest
 from ankita import InvalidInput, NotFound
 from ankita.companion._channels import (
     MAX_ATTEMPTS,
+    SEND_LEASE,
     Channels,
     Inbound,
     Permanent,
@@ -94,7 +95,24 @@ def test_updates_are_stored_before_the_offset_moves_and_handled_once(channels):
     assert [m.sender for _, m in pending] == ["a", "b"]
     channels.handled(pending[0][0])
     assert [m.sender for _, m in channels.pending()] == ["b"]  # survives a restart as well
-    assert pending[1][1].session_key("telegram") == "telegram:dm:chat-b"
+    assert pending[1][1].session_key("telegram") == "telegram.tg.dm.chat-b"
+    # Push platforms (Slack, Discord) have no offset to move.
+    assert len(channels.receive("tg", [dm("c", update="12")])) == 1
+    assert channels.offset("tg") == "12"
+
+
+def test_a_reply_is_queued_and_its_update_handled_in_one_step(channels):
+    channels.add("tg", "telegram", dm_policy="open")
+    [ingress_id] = channels.receive("tg", [dm("a", update="1")], "2")
+    channels.handled(ingress_id, ("tg", "chat-a", "hello"))
+    assert channels.pending() == []
+    # Handling it again (a crash between the model's answer and this step) queues nothing new.
+    channels.handled(ingress_id, ("tg", "chat-a", "hello again"))
+    assert [m["text"] for m in channels.outbox()] == ["hello"]
+    assert channels.enqueue("tg", "1", "x", dedupe="run:7") == channels.enqueue(
+        "tg", "1", "x", dedupe="run:7")
+    with pytest.raises(InvalidInput):
+        channels.enqueue("tg", "", "no chat")
 
 
 class Platform:
@@ -169,11 +187,14 @@ def test_a_crash_mid_send_sends_again_but_never_an_acknowledged_message(tmp_path
     first.enqueue("tg", "1", "acknowledged")
     first.enqueue("tg", "2", "in flight")
     first.drain(Platform())  # the first is sent and recorded; pacing holds the second
-    first.db.execute("UPDATE outbox SET status = 'sending' WHERE id = 2")  # then the crash
+    first.db.execute("UPDATE outbox SET status = 'sending', next_attempt_at = ? WHERE id = 2",
+                     ((clock.now + SEND_LEASE).isoformat(),))  # then the crash
     first.close()
     clock.advance(seconds=2)
     again = Channels(tmp_path / "c.db", clock)
     platform = Platform()
+    assert again.drain(platform) == 0  # another process may still be sending it: wait
+    clock.advance(seconds=SEND_LEASE.total_seconds())
     assert again.drain(platform) == 1
     assert platform.calls == ["in flight"]  # the acknowledged message was not sent twice
     assert [m["status"] for m in again.outbox()] == ["sent", "sent"]
@@ -208,3 +229,27 @@ def test_channel_commands(tmp_path, monkeypatch):
     paired = runner.invoke(cli, ["channels", "pair", code])
     assert paired.exit_code == 0 and "paired alice on tg" in paired.output
     assert runner.invoke(cli, ["channels", "pair", "NOPE"]).exit_code == 3
+    assert runner.invoke(cli, ["channels", "remove", "tg"]).exit_code == 0
+    assert runner.invoke(cli, ["channels", "remove", "tg"]).exit_code == 3
+    assert json.loads(runner.invoke(cli, ["channels", "list", "--json"]).output) == []
+
+
+def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path):
+    import sqlite3
+
+    old = sqlite3.connect(tmp_path / "old.db")
+    old.execute("""CREATE TABLE outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, chat_id TEXT NOT NULL,
+        text TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at TEXT NOT NULL, status TEXT NOT NULL, platform_id TEXT,
+        last_error TEXT)""")
+    old.execute("INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, "
+                "status) VALUES ('tg', '1', 'queued before', '2026-01-01', '2026-01-01', "
+                "'queued')")
+    old.commit()
+    old.close()
+    store = Channels(tmp_path / "old.db")
+    store.enqueue("tg", "1", "after", dedupe="k")
+    store.enqueue("tg", "1", "after", dedupe="k")
+    assert [m["text"] for m in store.outbox()] == ["queued before", "after"]
+    store.close()

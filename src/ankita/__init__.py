@@ -11,6 +11,7 @@ from ._disagree import Finding
 from ._embedders import Embedder, register
 from ._errors import (
     AnkitaError,
+    ChannelError,
     ConfigError,
     InvalidInput,
     ModelError,
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidInput",
     "Memory",
     "ModelError",
+    "ChannelError",
     "NotFound",
     "Recall",
     "RecalledFact",

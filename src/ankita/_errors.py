@@ -7,6 +7,7 @@
     ├── UndoError               that event cannot be undone (already undone, or state moved on)
     ├── EmbedderError           a provider gave no usable vectors (writes go on lexically)
     ├── ModelError              no chat model answered (unreachable, refused, timed out)
+    ├── ChannelError            a messaging platform refused the bot or cannot be reached
     └── StoreError              the database cannot be opened, is too new, or stays locked
 """
 
@@ -53,6 +54,13 @@ class ModelError(AnkitaError):
     """The chat model could not answer: not reachable, refused the request, or timed out."""
 
     code = "model_error"
+
+
+class ChannelError(AnkitaError):
+    """A messaging platform (Telegram, Discord, Slack) refused the credentials or cannot be
+    reached."""
+
+    code = "channel_error"
 
 
 class StoreError(AnkitaError):

@@ -14,7 +14,15 @@ from rich.table import Table
 
 from . import __version__
 from ._embedders import Embedder, resolve_embedder
-from ._errors import AnkitaError, InvalidInput, ModelError, NotFound, StoreError, UndoError
+from ._errors import (
+    AnkitaError,
+    ChannelError,
+    InvalidInput,
+    ModelError,
+    NotFound,
+    StoreError,
+    UndoError,
+)
 from ._eval import Precomputed, builtin_pairs_path, evaluate, load_pairs
 from ._eval import by_source as source_report
 from ._jsonl import parse_object, read_jsonl
@@ -29,7 +37,7 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 # Exit codes by error class: scripts can tell bad input from a missing id from a broken store.
 EXIT_CODES: list[tuple[type[AnkitaError], int]] = [
     (InvalidInput, 2), (NotFound, 3), (UndoError, 4), (StoreError, 5), (ModelError, 6),
-    (AnkitaError, 1)]
+    (ChannelError, 7), (AnkitaError, 1)]
 
 
 class _Group(click.Group):

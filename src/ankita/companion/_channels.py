@@ -10,7 +10,9 @@ shared by every platform adapter (Telegram, Discord, Slack).
   the platform's message id. It is retried on transient errors (5 s, 25 s, 2 min; at most 5
   attempts) and on 429 after the platform's `retry_after`. Permanent errors (4xx, chat not found,
   forbidden) are parked as failed. It is paced per channel, expires when too old, and is drained
-  by a timer. A message the platform acknowledged is never sent again.
+  by a timer. A message the platform acknowledged is never sent again. A claim lasts
+  `SEND_LEASE` (longer than any send's timeout): a claim older than that was left by a crash and
+  is sent again, so two processes draining one outbox never send one message twice.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ RETRY_S = (5, 25, 120)
 MAX_ATTEMPTS = 5
 TTL = timedelta(hours=1)
 MIN_INTERVAL_S = {"telegram": 1.0, "discord": 0.5, "slack": 1.0}  # per channel, between sends
+SEND_LEASE = timedelta(minutes=2)
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS channels (
@@ -52,9 +55,12 @@ _SCHEMA = [
         id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, chat_id TEXT NOT NULL,
         text TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
         next_attempt_at TEXT NOT NULL, status TEXT NOT NULL, platform_id TEXT,
-        last_error TEXT)""",
+        last_error TEXT, dedupe TEXT)""",
     "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at)",
 ]
+# The outbox of an earlier version lacks the idempotency key; added in place, once.
+_UPGRADE = ["ALTER TABLE outbox ADD COLUMN dedupe TEXT"]
+_LATE_SCHEMA = ["CREATE UNIQUE INDEX IF NOT EXISTS outbox_dedupe ON outbox (dedupe)"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,8 @@ class Inbound:
     text: str
 
     def session_key(self, platform: str) -> str:
-        return f"{platform}:{self.chat_type}:{self.chat_id}"
+        """The conversation this message belongs to (a transcript session name)."""
+        return f"{platform}.{self.channel}.{self.chat_type}.{self.chat_id}"
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,17 @@ class Permanent:
 
 
 SendResult = Sent | RetryAfter | Transient | Permanent
+
+
+def describe(result: SendResult) -> str:
+    """One line for the operator about a send that did not go through (yet)."""
+    if isinstance(result, RetryAfter):
+        return f"rate limited, retry after {result.seconds:g} s"
+    if isinstance(result, Transient):
+        return f"will retry: {result.error}"
+    if isinstance(result, Permanent):
+        return f"gave up: {result.error}"
+    return f"sent as {result.platform_id}"
 Sender = Callable[[str, str, str], SendResult]  # (channel, chat_id, text) -> result
 
 
@@ -125,6 +143,11 @@ class Channels:
         self.path = str(path)
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.db = open_local(self.path, _SCHEMA, "channel store")
+        columns = {r[1] for r in self.db.execute("PRAGMA table_info(outbox)")}
+        for statement in _UPGRADE if "dedupe" not in columns else []:
+            self.db.execute(statement)
+        for statement in _LATE_SCHEMA:
+            self.db.execute(statement)
 
     def close(self) -> None:
         self.db.close()
@@ -139,8 +162,9 @@ class Channels:
         if dm_policy not in DM_POLICIES or group_policy not in GROUP_POLICIES:
             raise InvalidInput(f"dm policy: {', '.join(DM_POLICIES)}; group policy: "
                                f"{', '.join(GROUP_POLICIES)}")
-        if not name or not all(c.isalnum() or c in "-_" for c in name):
-            raise InvalidInput("a channel name is letters, digits, '-' or '_'")
+        if not name or len(name) > 24 or not all(c.isascii() and (c.isalnum() or c in "-_")
+                                                  for c in name):
+            raise InvalidInput("a channel name is 1-24 letters, digits, '-' or '_'")
         self.db.execute("INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO "
                         "UPDATE SET platform = excluded.platform, dm_policy = "
                         "excluded.dm_policy, group_policy = excluded.group_policy, "
@@ -153,13 +177,17 @@ class Channels:
                  "allow_from": json.loads(r[4]), "user": r[5]}
                 for r in self.db.execute("SELECT * FROM channels ORDER BY name")]
 
-    def _channel(self, name: str) -> dict[str, Any] | None:
+    def remove(self, name: str) -> None:
+        if self.db.execute("DELETE FROM channels WHERE name = ?", (name,)).rowcount == 0:
+            raise NotFound(f"no channel named {name!r}")
+
+    def channel(self, name: str) -> dict[str, Any] | None:
         return next((c for c in self.configured() if c["name"] == name), None)
 
     # -- policy ---------------------------------------------------------------------------
 
     def check(self, message: Inbound) -> Decision:
-        channel = self._channel(message.channel)
+        channel = self.channel(message.channel)
         if channel is None:
             return Decision("deny", "the channel has no configuration (denied by default)")
         allowed = set(channel["allow_from"]) | self._approved(message.channel)
@@ -223,8 +251,10 @@ class Channels:
 
     # -- ingress --------------------------------------------------------------------------
 
-    def receive(self, channel: str, updates: list[Inbound], next_offset: str) -> list[int]:
-        """Store updates, then move the offset, in one transaction: ids of the new rows."""
+    def receive(self, channel: str, updates: list[Inbound], next_offset: str | None = None
+                ) -> list[int]:
+        """Store updates, then move the offset (for platforms that have one), in one
+        transaction: ids of the new rows."""
         now = _iso(self.clock())
         new = []
         with immediate(self.db):
@@ -236,8 +266,9 @@ class Channels:
                      update.sender, update.text, now))
                 if cur.rowcount == 1:
                     new.append(int(cur.lastrowid or 0))
-            self.db.execute("INSERT INTO offsets VALUES (?, ?) ON CONFLICT (channel) DO UPDATE "
-                            "SET value = excluded.value", (channel, next_offset))
+            if next_offset is not None:
+                self.db.execute("INSERT INTO offsets VALUES (?, ?) ON CONFLICT (channel) DO "
+                                "UPDATE SET value = excluded.value", (channel, next_offset))
         return new
 
     def offset(self, channel: str) -> str | None:
@@ -251,20 +282,33 @@ class Channels:
             "SELECT id, channel, update_id, chat_type, chat_id, sender, text FROM ingress "
             "WHERE handled_at IS NULL ORDER BY id")]
 
-    def handled(self, ingress_id: int) -> None:
-        self.db.execute("UPDATE ingress SET handled_at = ? WHERE id = ?",
-                        (_iso(self.clock()), ingress_id))
+    def handled(self, ingress_id: int, reply: tuple[str, str, str] | None = None) -> None:
+        """Mark an update handled and queue its reply (channel, chat_id, text), in one
+        transaction: a crash before it handles the update again, never answers it twice."""
+        with immediate(self.db):
+            if reply is not None:
+                self._insert(*reply, dedupe=f"reply:{ingress_id}")
+            self.db.execute("UPDATE ingress SET handled_at = ? WHERE id = ?",
+                            (_iso(self.clock()), ingress_id))
 
     # -- outbox ---------------------------------------------------------------------------
 
-    def enqueue(self, channel: str, chat_id: str, text: str) -> int:
+    def enqueue(self, channel: str, chat_id: str, text: str, dedupe: str | None = None) -> int:
+        """Queue a message; with `dedupe`, a second message with the same key is the first."""
+        return self._insert(channel, chat_id, text, dedupe)
+
+    def _insert(self, channel: str, chat_id: str, text: str, dedupe: str | None) -> int:
         if not text.strip():
             raise InvalidInput("an empty message is not sent")
+        if not chat_id:
+            raise InvalidInput("a message needs a chat id")
         now = _iso(self.clock())
         row = self.db.execute(
-            "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, status) "
-            "VALUES (?, ?, ?, ?, ?, 'queued') RETURNING id",
-            (channel, chat_id, text, now, now)).fetchone()
+            "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, status, "
+            "dedupe) VALUES (?, ?, ?, ?, ?, 'queued', ?) ON CONFLICT (dedupe) DO NOTHING "
+            "RETURNING id", (channel, chat_id, text, now, now, dedupe)).fetchone()
+        if row is None:
+            row = self.db.execute("SELECT id FROM outbox WHERE dedupe = ?", (dedupe,)).fetchone()
         return int(row[0])
 
     def outbox(self) -> list[dict[str, Any]]:
@@ -278,8 +322,10 @@ class Channels:
         now = self.clock()
         self.db.execute("UPDATE outbox SET status = 'expired' WHERE status = 'queued' AND "
                         "created_at < ?", (_iso(now - TTL),))
-        # A claim left by a crash: the platform may not have it. Send again (never for 'sent').
-        self.db.execute("UPDATE outbox SET status = 'queued' WHERE status = 'sending'")
+        # A claim older than the lease was left by a crash: the platform may not have it, so it
+        # is sent again (a 'sent' message never is).
+        self.db.execute("UPDATE outbox SET status = 'queued' WHERE status = 'sending' AND "
+                        "next_attempt_at <= ?", (_iso(now),))
         last_sent: dict[str, datetime] = {}
         sent = 0
         due = self.db.execute("SELECT id, channel, chat_id, text, attempts FROM outbox WHERE "
@@ -292,9 +338,16 @@ class Channels:
                 self.db.execute("UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
                                 (_iso(last_sent[channel] + timedelta(seconds=gap)), message_id))
                 continue  # paced: the next drain sends it
-            self.db.execute("UPDATE outbox SET status = 'sending', attempts = attempts + 1 "
-                            "WHERE id = ?", (message_id,))
-            result = send(channel, chat_id, text)
+            claimed = self.db.execute(
+                "UPDATE outbox SET status = 'sending', attempts = attempts + 1, "
+                "next_attempt_at = ? WHERE id = ? AND status = 'queued'",
+                (_iso(self.clock() + SEND_LEASE), message_id)).rowcount
+            if not claimed:
+                continue  # another process claimed it first
+            try:
+                result = send(channel, chat_id, text)
+            except Exception as exc:  # an adapter's bug must not strand the claim
+                result = Transient(f"{type(exc).__name__}: {exc}")
             if isinstance(result, Sent):
                 self.db.execute("UPDATE outbox SET status = 'sent', platform_id = ? WHERE id = ?",
                                 (result.platform_id, message_id))

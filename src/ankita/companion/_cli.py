@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import wave
 from collections.abc import Sequence
@@ -16,7 +17,8 @@ from typing import Any
 import click
 from rich.markup import escape as esc
 
-from .._errors import InvalidInput, ModelError, NotFound
+from .. import Memory
+from .._errors import ChannelError, InvalidInput, ModelError, NotFound
 from ..cli import _memory, _print_json, console, err_console
 from ._apps import AppIndex
 from ._channels import Channels
@@ -440,7 +442,7 @@ def voice(ctx: click.Context, inputs: tuple[str, ...], phrases: tuple[str, ...],
 
 @click.group()
 def channels() -> None:
-    """Channels (Telegram, Discord, Slack): access policy and pairing."""
+    """Channels (Telegram, Discord, Slack): access policy, pairing, running, testing."""
 
 
 def _channels() -> Channels:
@@ -484,3 +486,100 @@ def channels_pair(code: str) -> None:
     """Approve a pairing code a sender received."""
     channel, sender = _channels().pair(code)
     console.print(f"paired {esc(sender)} on {esc(channel)}")
+
+
+@channels.command(name="remove")
+@click.argument("name")
+def channels_remove(name: str) -> None:
+    """Remove a channel's configuration (its senders are denied from then on)."""
+    _channels().remove(name)
+    console.print(f"removed {esc(name)}")
+
+
+def _report(line: str) -> None:
+    stamp = datetime.now(timezone.utc).strftime("%H:%M:%S")
+    err_console.print(f"[dim]{stamp}[/dim] {esc(line)}")
+
+
+@channels.command(name="test")
+@click.argument("name")
+@click.option("--to", "chat_id", default=None, help="Also send a test message to this chat id.")
+def channels_test(name: str, chat_id: str | None) -> None:
+    """Check a channel's credentials (and send one message with --to)."""
+    from ._channels import Sent
+    from ._relay import open_adapter
+
+    config = _channels().channel(name)
+    if config is None:
+        raise NotFound(f"no channel named {name!r}; add it with `ankita channels add`")
+    adapter = open_adapter(config, lambda updates, offset: None, _report, None)
+    try:
+        identity = adapter.connect(receive=False)
+        console.print(f"{esc(name)}: connected to {config['platform']} as {esc(identity)}")
+        if chat_id:
+            result = adapter.send(chat_id, "Test message from Ankita: this channel works.")
+            if not isinstance(result, Sent):
+                raise ChannelError(f"sending failed: {result}")
+            console.print(f"sent a test message to {esc(chat_id)} (id {result.platform_id})")
+    finally:
+        adapter.disconnect()
+
+
+@channels.command(name="outbox")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--limit", default=20, show_default=True)
+def channels_outbox(as_json: bool, limit: int) -> None:
+    """The latest outgoing messages and their delivery state."""
+    rows = _channels().outbox()[-limit:]
+    if as_json:
+        _print_json(rows)
+        return
+    for row in rows:
+        console.print(f"{row['id']}  {esc(row['channel'])}  {esc(row['chat_id'])}  "
+                      f"{row['status']}  attempts {row['attempts']}  "
+                      f"{esc(row['last_error'] or '')}")
+
+
+@channels.command(name="run")
+@click.argument("names", nargs=-1)
+@click.pass_context
+def channels_run(ctx: click.Context, names: tuple[str, ...]) -> None:
+    """Connect the channels (all, or NAMES) and answer as the companion until stopped."""
+    import signal
+
+    from ._relay import CompanionResponder, Relay
+
+    opts = ctx.find_root().obj
+
+    model = open_model()
+    try:
+        model.ping()
+    except ModelError:
+        err_console.print("[yellow]warning[/yellow]: no chat model answered at "
+                          f"{esc(model.settings.base_url)}; pairing works, replies will say "
+                          "the model is unreachable")
+    responder = CompanionResponder(
+        lambda user: Memory(path=opts["db"], user=user, embedder=opts["embedder"]), model,
+        persona_path(), chat_db_path())
+    relay = Relay(channels_db_path(), responder, report=_report, only=list(names) or None)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        identities = relay.start()
+    except BaseException:
+        responder.close()
+        raise
+    if not identities:
+        relay.stop()
+        responder.close()
+        raise NotFound("no channel is configured; add one with `ankita channels add`")
+    for name, identity in identities.items():
+        _report(f"{name}: connected as {identity}")
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        relay.stop()
+        responder.close()

@@ -1,0 +1,154 @@
+"""Telegram end to end against a fake Bot API on 127.0.0.1, through python-telegram-bot: a
+stranger is refused until paired, then talks with the companion (memory included); 409 and 429
+are survived; the token never shows up in what the relay reports."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fake_telegram import TOKEN, FakeTelegram
+from fakemodel import FakeModel
+
+from ankita import Memory
+from ankita.companion._channels import Channels
+from ankita.companion._model import open_model
+from ankita.companion._relay import CompanionResponder, Relay, open_adapter
+
+pytest.importorskip("telegram")
+
+
+@pytest.fixture
+def telegram(monkeypatch):
+    fake = FakeTelegram()
+    monkeypatch.setenv("ANKITA_TELEGRAM_API", fake.url)
+    monkeypatch.setenv("ANKITA_TG_TOKEN", TOKEN)
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def model(monkeypatch):
+    fake = FakeModel()
+    monkeypatch.setenv("ANKITA_CHAT_URL", fake.url("ollama"))
+    monkeypatch.setenv("ANKITA_CHAT_MODEL", "fake")
+    yield fake
+    fake.stop()
+
+
+class Reports(list):
+    def __call__(self, line):
+        self.append(line)
+
+
+def quick(config, ingest, report, offset):
+    # Short waits after a 409 or a network error, so the test does not sit out real back-off.
+    return open_adapter(config, ingest, report, offset, conflict_wait_s=0.2, backoff_s=(0.1,))
+
+
+def start_relay(tmp_path, reports, user="sam"):
+    store = Channels(tmp_path / "channels.db")
+    store.add("tg", "telegram", dm_policy="pairing", user=user)
+    store.close()
+    responder = CompanionResponder(
+        lambda u: Memory(tmp_path / "memory.db", user=u, embedder="none"), open_model(),
+        tmp_path / "persona.json", tmp_path / "chat.db")
+    relay = Relay(tmp_path / "channels.db", responder, make_adapter=quick, report=reports,
+                  drain_every_s=0.2)
+    return relay, responder
+
+
+def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, model):
+    reports = Reports()
+    relay, responder = start_relay(tmp_path, reports)
+    assert relay.start() == {"tg": "@ankita_test_bot"}
+    try:
+        telegram.say(777, "hello?")
+        [pairing] = telegram.wait_sent(1)
+        assert pairing["chat"]["id"] == 777 and "ankita channels pair" in pairing["text"]
+        assert model.requests == []  # a stranger never reaches the companion
+        code = pairing["text"].rsplit(" ", 1)[1]
+        store = Channels(tmp_path / "channels.db")
+        assert store.pair(code) == ("tg", "777")
+        store.close()
+
+        telegram.say(777, "I live in Lyon")
+        assert telegram.wait_sent(2)[1]["text"] == "Got it, I'll remember that."
+        telegram.say(777, "Where do I live?")
+        assert telegram.wait_sent(3)[2]["text"] == "From what I remember: I live in Lyon."
+    finally:
+        relay.stop()
+        responder.close()
+    with Memory(tmp_path / "memory.db", user="sam", embedder="none") as memory:
+        assert [f.text for f in memory.list()] == ["I live in Lyon"]
+    assert any(method == "sendChatAction" for method, _ in telegram.calls)
+    store = Channels(tmp_path / "channels.db")
+    assert store.offset("tg") == str(telegram.next_update + 1)
+    assert [m["status"] for m in store.outbox()] == ["sent"] * 3
+    store.close()
+    assert not any(TOKEN in line for line in reports)
+
+
+def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, telegram, model):
+    store = Channels(tmp_path / "channels.db")
+    store.add("tg", "telegram", dm_policy="disabled", group_policy="open")
+    store.close()
+    responder = CompanionResponder(
+        lambda u: Memory(tmp_path / "memory.db", user=u, embedder="none"), open_model(),
+        tmp_path / "persona.json", tmp_path / "chat.db")
+    relay = Relay(tmp_path / "channels.db", responder, make_adapter=quick, drain_every_s=0.2)
+    relay.start()
+    try:
+        telegram.say(5, "lunch anyone?", chat_type="supergroup", chat_id=-1001)
+        telegram.say(5, "@ankita_test_bot I am vegetarian", chat_type="supergroup",
+                     chat_id=-1001)
+        telegram.say(6, "and you?", chat_type="supergroup", chat_id=-1001, reply_to_bot=True)
+        sent = telegram.wait_sent(2)
+        time.sleep(0.5)
+    finally:
+        relay.stop()
+        responder.close()
+    assert [(m["chat"]["id"], m["text"]) for m in telegram.sent] == [
+        (-1001, "Got it, I'll remember that."),
+        (-1001, "From what I remember: I am vegetarian.")]
+    assert len(sent) == 2
+
+
+def test_409_and_429_are_survived_and_nothing_is_lost_or_doubled(tmp_path, telegram, model):
+    reports = Reports()
+    telegram.fail("getUpdates", 409, "Conflict: terminated by other getUpdates request; make "
+                  "sure that only one bot instance is running")
+    telegram.fail("sendMessage", 429, "Too Many Requests: retry after 1",
+                  parameters={"retry_after": 1})
+    relay, responder = start_relay(tmp_path, reports)
+    store = Channels(tmp_path / "channels.db")
+    store.add("tg", "telegram", dm_policy="allowlist", allow_from=["42"], user="sam")
+    relay.start()
+    try:
+        telegram.say(42, "I am learning Portuguese")
+        started = time.monotonic()
+        [reply] = telegram.wait_sent(1)
+        waited = time.monotonic() - started
+    finally:
+        relay.stop()
+        responder.close()
+    assert reply["text"] == "Got it, I'll remember that."
+    assert waited >= 1.0  # Telegram's retry_after was honoured
+    [row] = store.outbox()
+    assert (row["status"], row["attempts"]) == ("sent", 2)
+    store.close()
+    assert any("another poller" in line for line in reports), reports
+    assert any("retry after 1 s" in line for line in reports), reports
+    assert not any(TOKEN in line for line in reports)
+
+
+def test_a_bad_token_is_a_clear_error_without_the_token(tmp_path, telegram, monkeypatch):
+    from ankita import ChannelError
+
+    monkeypatch.setenv("ANKITA_TG_TOKEN", "999:wrong-token-value")
+    adapter = open_adapter({"name": "tg", "platform": "telegram"}, lambda u, o: None,
+                           lambda line: None, None)
+    with pytest.raises(ChannelError) as caught:
+        adapter.connect(receive=False)
+    adapter.disconnect()
+    assert "refused" in str(caught.value) and "wrong-token-value" not in str(caught.value)
