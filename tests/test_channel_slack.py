@@ -7,15 +7,14 @@ from __future__ import annotations
 import time
 
 import pytest
-from fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
-from fakemodel import FakeModel
 
 from ankita import Memory
 from ankita.companion._channels import Channels
 from ankita.companion._model import open_model
 from ankita.companion._relay import CompanionResponder, Relay, open_adapter
+from fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
+from fakemodel import FakeModel
 
-pytest.importorskip("slack_bolt")
 
 
 @pytest.fixture
