@@ -16,7 +16,6 @@ from fake_discord import TOKEN, FakeDiscord
 from fakemodel import FakeModel
 
 
-
 @pytest.fixture
 def discord_server(monkeypatch):
     fake = FakeDiscord()

@@ -16,7 +16,6 @@ from fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
 from fakemodel import FakeModel
 
 
-
 @pytest.fixture
 def slack(monkeypatch):
     fake = FakeSlack()

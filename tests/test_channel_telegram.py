@@ -16,7 +16,6 @@ from fake_telegram import TOKEN, FakeTelegram
 from fakemodel import FakeModel
 
 
-
 @pytest.fixture
 def telegram(monkeypatch):
     fake = FakeTelegram()
