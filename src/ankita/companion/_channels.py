@@ -317,6 +317,12 @@ class Channels:
                 for r in self.db.execute("SELECT id, channel, chat_id, text, attempts, status, "
                                          "platform_id, last_error FROM outbox ORDER BY id")]
 
+    def release_claims(self) -> int:
+        """Requeue every claim at once: only for the one process that owns this outbox (the
+        relay, under its lock), where any claim is certainly left by a crash."""
+        return self.db.execute("UPDATE outbox SET status = 'queued', next_attempt_at = ? "
+                               "WHERE status = 'sending'", (_iso(self.clock()),)).rowcount
+
     def drain(self, send: Sender, platform_of: Callable[[str], str] | None = None) -> int:
         """Send what is due, paced per channel; returns how many were sent. Call on a timer."""
         now = self.clock()

@@ -26,7 +26,7 @@ from ._model import SETUP_HELP, ModelSettings, open_model
 from ._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
 from ._persona import Persona, load_persona, save_persona
 from ._runtime import Companion
-from ._scheduler import Job, Scheduler
+from ._scheduler import Job, Scheduler, check_target
 from ._transcripts import Transcripts
 
 
@@ -194,12 +194,25 @@ def _scheduler(ctx: click.Context) -> Scheduler:
         finally:
             transcripts.close()
 
-    return Scheduler(tasks_db_path(), _runner(ctx), busy=busy)
+    return Scheduler(tasks_db_path(), _runner(ctx), busy=busy, deliver=_to_channel)
+
+
+def _to_channel(target: str, run_id: int, text: str) -> None:
+    """A task's result into a channel's outbox; `ankita channels run` sends it."""
+    where = check_target(target)
+    assert where is not None
+    store = _channels()
+    try:
+        if store.channel(where[0]) is None:
+            raise NotFound(f"no channel named {where[0]!r}")
+        store.enqueue(where[0], where[1], text, dedupe=f"task-run:{run_id}")
+    finally:
+        store.close()
 
 
 @click.group()
 def tasks() -> None:
-    """Scheduled tasks and heartbeats (results go to the local inbox)."""
+    """Scheduled tasks and heartbeats (results go to the local inbox or a channel)."""
 
 
 @tasks.command(name="add")
@@ -213,20 +226,26 @@ def tasks() -> None:
 @click.option("--heartbeat", is_flag=True, help="A check-in: retried when busy, active hours.")
 @click.option("--active-hours", default=None, help="Heartbeats only: 08:00-22:00.")
 @click.option("--tz", default="UTC", show_default=True, help="The schedule's time zone.")
+@click.option("--to", "target", default="inbox", show_default=True,
+              help="Where results go: inbox, or channel:NAME:CHAT_ID.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def tasks_add(ctx: click.Context, name: str, every: str | None, cron: str | None,
               at_: str | None, prompt: str | None, action: str | None, heartbeat: bool,
-              active_hours: str | None, tz: str, as_json: bool) -> None:
+              active_hours: str | None, tz: str, target: str, as_json: bool) -> None:
     """Add a task NAME with one schedule and a prompt (or a built-in action)."""
     given = [(k, v) for k, v in (("every", every), ("cron", cron), ("at", at_)) if v]
     if len(given) != 1:
         raise InvalidInput("give exactly one of --every, --cron, --at")
     if bool(prompt) == bool(action):
         raise InvalidInput("give exactly one of --prompt, --action")
+    where = check_target(target)
+    if where is not None and _channels().channel(where[0]) is None:
+        raise NotFound(f"no channel named {where[0]!r}; add it with `ankita channels add`")
     s = _scheduler(ctx)
     job = s.add(name, f"{given[0][0]} {given[0][1]}", prompt or f"action:{action}",
-                kind="heartbeat" if heartbeat else "task", tz=tz, active_hours=active_hours)
+                kind="heartbeat" if heartbeat else "task", tz=tz, active_hours=active_hours,
+                target=target)
     state = dict((j.id, st) for j, st in s.jobs())[job.id]
     if as_json:
         _print_json({**job.__dict__, **state})

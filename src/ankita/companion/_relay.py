@@ -75,6 +75,9 @@ class Relay:
             self._lock_file.close()
             raise InvalidInput("another `ankita channels run` is using this channel store"
                                ) from None
+        released = self._ingress.release_claims()
+        if released:
+            self.report(f"outbox: {released} message(s) interrupted by a crash will be sent")
         configs = self._ingress.configured()
         if self.only:
             unknown = set(self.only) - {c["name"] for c in configs}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .._errors import InvalidInput, NotFound
+from .._errors import AnkitaError, InvalidInput, NotFound
 from ._localdb import immediate, open_local
 from ._replies import classify
 
@@ -62,7 +62,7 @@ class Job:
     schedule: str  # "at <ISO time>" | "every <N><s|m|h|d>" | "cron <five fields>"
     tz: str
     prompt: str
-    target: str  # "inbox" (channels later)
+    target: str  # "inbox", or "channel:NAME:CHAT_ID" (through that channel's outbox)
     active_hours: str | None  # "HH:MM-HH:MM" in the job's time zone, heartbeats only
     enabled: bool
     created_at: str  # `every` counts its intervals from here
@@ -176,10 +176,27 @@ Runner = Callable[[Job], str]  # returns the reply text; raises on failure
 Busy = Callable[[], bool]
 
 
+# (target, run id, text): hands a result to a channel; the run id makes a retry idempotent.
+Deliver = Callable[[str, int, str], None]
+
+
+def check_target(target: str) -> tuple[str, str] | None:
+    """None for the inbox, or (channel, chat id) for "channel:NAME:CHAT_ID"."""
+    if target == "inbox":
+        return None
+    kind, _, rest = target.partition(":")
+    channel, _, chat = rest.partition(":")
+    if kind != "channel" or not channel or not chat:
+        raise InvalidInput(f"a target is inbox or channel:NAME:CHAT_ID, got {target!r}")
+    return channel, chat
+
+
 class Scheduler:
     def __init__(self, path: str | Path, runner: Runner,
-                 clock: Callable[[], datetime] | None = None, busy: Busy | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None, busy: Busy | None = None,
+                 deliver: Deliver | None = None) -> None:
         self.path = str(path)
+        self.deliver = deliver
         self.runner = runner
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.busy = busy or (lambda: False)
@@ -201,8 +218,7 @@ class Scheduler:
             raise InvalidInput("kind must be task or heartbeat")
         if not name.strip() or not prompt.strip():
             raise InvalidInput("a job needs a name and a prompt")
-        if target != "inbox":
-            raise InvalidInput("the only delivery target so far is inbox")
+        check_target(target)
         check_schedule(schedule, tz)
         if active_hours is not None:
             try:
@@ -374,7 +390,7 @@ class Scheduler:
         else:
             try:
                 self._deliver(job, run_id, verdict.text)
-            except sqlite3.Error as exc:
+            except (sqlite3.Error, AnkitaError) as exc:
                 return self._finish(run_id, "delivery_failed", verdict.text, str(exc))
             run = self._finish(run_id, "ok", verdict.text, None)
         self.db.execute("UPDATE job_state SET failures = 0 WHERE job_id = ?", (job.id,))
@@ -390,6 +406,11 @@ class Scheduler:
         return self._finish(run_id, "error", None, f"{reason}; retry in {wait} s")
 
     def _deliver(self, job: Job, run_id: int, text: str) -> None:
+        if job.target != "inbox":
+            if self.deliver is None:
+                raise InvalidInput(f"nothing delivers to {job.target} in this process")
+            self.deliver(job.target, run_id, text)
+            return
         self.db.execute("INSERT INTO inbox (run_id, job_id, text, at) VALUES (?, ?, ?, ?)",
                         (run_id, job.id, text, _iso(self.clock())))
 
