@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -57,9 +58,9 @@ def outbox(path):
         store.close()
 
 
-def start(values, log: Path):
+def start(values, log: Path, *extra: str):
     with log.open("a") as err:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen([sys.executable, "-m", "ankita", "channels", "run"],
+        return subprocess.Popen([sys.executable, "-m", "ankita", "channels", "run", *extra],
                                 env={**os.environ, **values}, stdout=subprocess.DEVNULL,
                                 stderr=err)
 
@@ -134,14 +135,21 @@ def test_scheduled_results_reach_a_chat_once(tmp_path, env):
     assert run["status"] == "ok"
     [queued] = outbox(values["ANKITA_CHANNELS_DB"])
     assert (queued["chat_id"], queued["text"]) == ("42", "No conflicts wait for an answer.")
+    # One process runs the channels and the tasks: a job due in two seconds reaches chat 43.
+    soon = (datetime.now(timezone.utc) + timedelta(seconds=2)).isoformat(timespec="seconds")
+    assert runner.invoke(cli, ["tasks", "add", "soon", "--at", soon, "--action", "conflicts",
+                               "--to", "channel:tg:43"]).exit_code == 0
     log = tmp_path / "relay.log"
-    relay = start(values, log)
+    relay = start(values, log, "--with-tasks")
     try:
-        [sent] = telegram.wait_sent(1)
+        sent = telegram.wait_sent(2)
+        time.sleep(1.5)
     finally:
         relay.send_signal(signal.SIGTERM)
         relay.wait(30)
-    assert (sent["chat"]["id"], sent["text"]) == (42, "No conflicts wait for an answer.")
+    assert [(m["chat"]["id"], m["text"]) for m in telegram.sent] == [
+        (42, "No conflicts wait for an answer."), (43, "No conflicts wait for an answer.")]
+    assert len(sent) == 2
 
 
 def test_channels_test_checks_credentials_and_sends_one_message(env, monkeypatch):

@@ -9,7 +9,8 @@ def test_public_api_is_curated_and_sorted():
 
 
 def test_every_error_has_one_root_and_a_code():
-    for name in ("InvalidInput", "ConfigError", "NotFound", "UndoError", "StoreError"):
+    for name in ("InvalidInput", "ConfigError", "NotFound", "UndoError", "StoreError",
+                 "ModelError", "ChannelError"):
         cls = getattr(ankita, name)
         assert issubclass(cls, ankita.AnkitaError)
         assert cls.code != ankita.AnkitaError.code

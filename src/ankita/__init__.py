@@ -27,6 +27,7 @@ __version__ = "0.1.0"
 __all__ = [
     "NOTICE",
     "AnkitaError",
+    "ChannelError",
     "Comparison",
     "ConfigError",
     "Conflict",
@@ -37,7 +38,6 @@ __all__ = [
     "InvalidInput",
     "Memory",
     "ModelError",
-    "ChannelError",
     "NotFound",
     "Recall",
     "RecalledFact",

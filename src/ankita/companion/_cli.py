@@ -561,8 +561,9 @@ def channels_outbox(as_json: bool, limit: int) -> None:
 
 @channels.command(name="run")
 @click.argument("names", nargs=-1)
+@click.option("--with-tasks", is_flag=True, help="Also run due scheduled tasks (every second).")
 @click.pass_context
-def channels_run(ctx: click.Context, names: tuple[str, ...]) -> None:
+def channels_run(ctx: click.Context, names: tuple[str, ...], with_tasks: bool) -> None:
     """Connect the channels (all, or NAMES) and answer as the companion until stopped."""
     import signal
 
@@ -594,9 +595,15 @@ def channels_run(ctx: click.Context, names: tuple[str, ...]) -> None:
         raise NotFound("no channel is configured; add one with `ankita channels add`")
     for name, identity in identities.items():
         _report(f"{name}: connected as {identity}")
+    scheduler = _scheduler(ctx) if with_tasks else None
+    if scheduler is not None:
+        scheduler.subscribe(lambda run: _report(
+            f"task {run.job_id}: {run.status} {run.output or run.reason or ''}"))
+        scheduler.recover()
     try:
-        while not stop.wait(0.5):
-            pass
+        while not stop.wait(1.0):
+            if scheduler is not None:
+                scheduler.tick()
     except KeyboardInterrupt:
         pass
     finally:
