@@ -103,3 +103,19 @@ def test_doctor_text_output_says_what_to_run(db_path):
     result = CliRunner().invoke(cli, ["--db", str(db_path), "--embedder", "none", "doctor",
                                       "--repair"])
     assert result.exit_code == 0 and "repaired:" in result.output
+
+
+def test_a_store_indexed_by_an_older_text_analysis_is_refiled_when_opened(db):
+    """An upgrade that changes stemming or stop-words must not hide stored facts from the
+    candidate search: the store is refiled once, on open, on either backend."""
+    with Memory(db, embedder="none") as memory:
+        played = memory.remember("I play the guitar every day", kind="hobby").fact
+        memory.remember("I live in Lyon", kind="location")
+        memory.store.query("DELETE FROM terms WHERE fact_id = ?", (played.id,))
+        memory.store.query("INSERT INTO terms (\"user\", term, fact_id) VALUES (?, ?, ?)",
+                           ("default", "c:plai", played.id))  # what an older stemmer filed
+        memory.store.query("UPDATE meta SET value = '1' WHERE key = 'analyzer'")
+    with Memory(db, embedder="none") as memory:
+        again = memory.remember("I play guitar every day", kind="hobby")
+        assert again.action == "merged" and again.fact.id == played.id
+        assert memory.store.query("SELECT value FROM meta WHERE key = 'analyzer'") == [("2",)]

@@ -105,3 +105,19 @@ def test_by_source_scores_each_source(tmp_path):
     assert report["by_source"]["x"] == {"pairs": 1, "accuracy": 1.0, "macro_f1": 1.0,
                                         "wrong_merge_rate": 0.0}
     assert report["by_source"]["y"]["pairs"] == 2 and report["by_source"]["y"]["accuracy"] == 0.5
+
+
+def test_plot_draws_score_distributions_per_label(tmp_path):
+    chart = tmp_path / "scores.png"
+    report = run_eval("--plot", str(chart))
+    assert report["plot"] == str(chart)
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and chart.stat().st_size > 10_000
+
+
+def test_plot_refuses_a_bad_target_before_any_work(tmp_path):
+    result = CliRunner().invoke(cli, ["--embedder", "none", "eval", "--plot",
+                                      str(tmp_path / "scores.txt")])
+    assert result.exit_code == 2 and ".png, .svg or .pdf" in result.output
+    missing = CliRunner().invoke(cli, ["--embedder", "none", "eval", "--plot",
+                                       str(tmp_path / "nope" / "scores.png")])
+    assert missing.exit_code == 2 and "no folder" in missing.output

@@ -149,3 +149,16 @@ def test_bench_command_prints_the_documented_json(db):
                   "decisions_identical"):
         assert field in run, field
     assert run["facts"] == 60 and run["decisions_identical"] is True
+
+
+def test_bench_plots_latency_against_store_size(tmp_path):
+    from click.testing import CliRunner
+
+    from ankita.cli import cli
+
+    chart = tmp_path / "latency.png"
+    result = CliRunner().invoke(cli, ["--embedder", "none", "bench", "--facts", "30,60",
+                                      "--writes", "10", "--writers", "0", "--plot", str(chart),
+                                      "--json"])
+    assert result.exit_code == 0, result.output
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -23,7 +23,16 @@ def test_postgres_and_postgresql_score_one():
 def test_containment_fires_for_a_repeated_preference_with_more_words():
     s = lexical_score("I prefer dark mode in editors", "dark mode in my editors and terminals")
     assert s.winner == "containment"
-    assert s.containment == (1 + 3 / 4) / 2
+    assert s.containment == 1 - 0.15 * (4 - 3) / (2 * (3 - 1))
+
+
+def test_containment_decays_with_the_extra_words_and_faster_for_short_facts():
+    # Three words inside seven still merge (0.85); two words inside five do not.
+    three = lexical_score("I enjoy mountain biking", "Saturday I enjoy mountain biking with friends "
+                          "near home")
+    assert three.winner == "containment" and three.score == 0.85
+    two = lexical_score("I use Postgres at work", "Postgres at work runs on version 16")
+    assert two.containment == 1 - 0.15 * 3 / 2 and two.score < 0.85
 
 
 def test_one_word_fact_does_not_swallow_a_long_sentence():

@@ -21,10 +21,12 @@ from .cli import _memory, _print_json, console, err_console, json_option
               help="Then this many processes write at once (0 skips it).")
 @click.option("--writer-writes", default=200, show_default=True, type=int,
               help="Facts each of those processes writes.")
+@click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False),
+              help="Also draw latency against store size (.png).")
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, writers: int,
-          writer_writes: int, as_json: bool) -> None:
+          writer_writes: int, plot_path: str | None, as_json: bool) -> None:
     """Measure remember/recall latency, import rate and memory at several store sizes, and
     throughput with concurrent writer processes. With `--db postgresql://...` it runs on new
     schemas in that database (dropped afterwards); otherwise on temporary SQLite files."""
@@ -38,6 +40,10 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, w
         raise InvalidInput("--facts sizes must be at least 10, and --writes at least 1")
     if writers < 0 or writer_writes < 1:
         raise InvalidInput("--writers must be 0 or more, and --writer-writes at least 1")
+    if plot_path:
+        from ._plot import check_can_plot
+
+        check_can_plot(plot_path)
     embedder = ctx.find_root().obj["embedder"]
     db = ctx.find_root().obj["db"]
     server = db if db and str(db).startswith(("postgresql://", "postgres://")) else None
@@ -48,6 +54,12 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, w
 
     report = run_bench(size_list, embedder, writes, exhaustive_writes, on_size=progress,
                        server=server, writers=writers, writer_writes=writer_writes)
+    if plot_path:
+        from ._plot import latency_by_size
+
+        report["plot"] = str(latency_by_size(
+            report["runs"], f"ankita bench ({report['backend']}, embedder {embedder})",
+            plot_path))
     if as_json:
         _print_json(report)
         return

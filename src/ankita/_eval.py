@@ -57,12 +57,14 @@ class Precomputed(Embedder):
         return [self.cache[t] for t in texts]
 
 
-def predict(pair: dict[str, Any], make_memory: Callable[[], Memory]) -> str:
-    """A fresh store remembers a, then b; the action of b is the prediction."""
+def predict(pair: dict[str, Any], make_memory: Callable[[], Memory]) -> tuple[str, float]:
+    """A fresh store remembers a, then b; the action of b is the prediction (with the score
+    it was decided on)."""
     kind = pair.get("kind") or "fact"
     with make_memory() as memory:
         memory.remember(pair["a"], kind=kind)
-        return _ACTION_TO_LABEL[memory.remember(pair["b"], kind=kind).action]
+        result = memory.remember(pair["b"], kind=kind)
+        return _ACTION_TO_LABEL[result.action], result.score
 
 
 def score(gold: Iterable[str], predicted: Iterable[str], embedder: str) -> dict[str, Any]:
@@ -100,9 +102,11 @@ def score(gold: Iterable[str], predicted: Iterable[str], embedder: str) -> dict[
 def evaluate(pairs: list[dict[str, Any]], make_memory: Callable[[], Memory],
              embedder: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The SPEC §9 report, plus every pair with its prediction (for --errors)."""
-    predictions = [predict(p, make_memory) for p in pairs]
+    decided = [predict(p, make_memory) for p in pairs]
+    predictions = [label for label, _ in decided]
     report = score([p["label"] for p in pairs], predictions, embedder)
-    rows = [{**p, "predicted": q} for p, q in zip(pairs, predictions, strict=True)]
+    rows = [{**p, "predicted": q, "score": round(s, 4)}
+            for p, (q, s) in zip(pairs, decided, strict=True)]
     return report, rows
 
 

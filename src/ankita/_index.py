@@ -27,6 +27,9 @@ from ._similarity import PREFIX_MIN
 from ._text import STOP_WORDS, content_words, stem, tokens
 
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
+# Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
+# a store indexed by another version is refiled once when it is opened.
+ANALYZER_VERSION = "2"
 
 
 def _digest(parts: tuple[str, ...]) -> str:

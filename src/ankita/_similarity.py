@@ -10,6 +10,7 @@ from ._text import content_words
 PREFIX_MIN = 4  # postgres/postgresql match; car/cart do not
 SHORT_FACT_WORDS = 3  # both facts at most this long may link on one shared word
 SHORT_LINK_SCORE = 0.6
+CONTAIN_SLOPE = 0.15
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
     # one-word fact: half-way between the coverage ratio and 1, so one extra word still merges
     # a 3-word preference but a long sentence that merely mentions the words does not.
     if m == n and n >= 2:
-        containment = (1 + n / longest) / 2
+        containment = max(0.0, 1 - CONTAIN_SLOPE * (longest - n) / (2 * (n - 1)))
     short_link = SHORT_LINK_SCORE if longest <= SHORT_FACT_WORDS else 0.0
     score, winner = max((jaccard, "jaccard"), (containment, "containment"),
                         (short_link, "short_link"))

@@ -195,6 +195,29 @@ class SQLStore:
                    fact.mentions))
         self.index_fact(fact.user, fact.id, fact.text)
 
+    def refresh_terms(self) -> int:
+        """Refile every fact if the store was indexed by another text analysis (an upgrade
+        changed stemming or stop-words): facts found before must still be found. Returns how
+        many facts were refiled."""
+        from ._index import ANALYZER_VERSION
+
+        def current() -> bool:
+            row = self._run("SELECT value FROM meta WHERE key = 'analyzer'").fetchone()
+            return bool(row) and row[0] == ANALYZER_VERSION
+
+        if current():
+            return 0
+        with self.transaction():
+            if current():  # another process refiled them meanwhile
+                return 0
+            rows = self._run('SELECT id, "user", text FROM facts').fetchall()
+            self._run("DELETE FROM terms")
+            for fact_id, user, text in rows:
+                self.index_fact(user, fact_id, text)
+            self._run("INSERT INTO meta (key, value) VALUES ('analyzer', ?) ON CONFLICT (key) "
+                      "DO UPDATE SET value = excluded.value", (ANALYZER_VERSION,))
+        return len(rows)
+
     def index_fact(self, user: str, fact_id: str, text: str) -> None:
         """File the fact under its candidate-search terms (docs/scale.md)."""
         from ._index import index_terms

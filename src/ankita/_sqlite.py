@@ -180,6 +180,7 @@ class SQLiteStore(SQLStore):
                 self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
             self.db.execute("PRAGMA synchronous = NORMAL")
             self._retry(self._migrate)
+            self.refresh_terms()
         except sqlite3.Error as exc:
             raise StoreError(describe(self.path, exc)) from exc
 

@@ -57,6 +57,7 @@ other some such only own same just also really actually basically quite pretty r
 any anyone someone something anything everything one's let
 well yes yeah oh ok hi hello thanks thank sure maybe perhaps probably definitely
 still even ever because while though although up down out over off
+hey wow lol haha hmm ah um uh omg yay oops whoa
 """.split()) | NEGATIONS
 
 # Generic filler of personal facts: the seed's list ("use", "database", "project", "stuff")
@@ -110,7 +111,9 @@ def stem(word: str) -> str:
     if len(word) <= 3 or not word.isalpha():
         return word
     for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+        # "spring" and "string" keep their ending: what would remain has no vowel.
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and any(
+                c in "aeiouy" for c in word[: -len(suffix)]):
             word = word[: -len(suffix)]
             # running -> run, but not fall -> fal
             if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "lsz":
@@ -124,7 +127,8 @@ def stem(word: str) -> str:
         word = word[:-1]
     if word.endswith("e") and len(word) >= 4:
         word = word[:-1]
-    if word.endswith("y") and len(word) >= 4:
+    # happy/happier meet as "happi"; play/day/key keep their y (playing -> play).
+    if word.endswith("y") and len(word) >= 4 and word[-2] not in "aeiou":
         word = word[:-1] + "i"
     return word
 

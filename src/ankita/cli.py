@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -13,6 +14,7 @@ from rich.markup import escape as esc
 from rich.table import Table
 
 from . import __version__
+from ._config import Settings
 from ._embedders import Embedder, resolve_embedder
 from ._errors import (
     AnkitaError,
@@ -329,12 +331,18 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
 @click.option("--errors", is_flag=True, help="Also list every pair decided wrongly.")
 @click.option("--plain", is_flag=True, help="Plain rules only (no disagreement check).")
 @click.option("--by-source", is_flag=True, help="Also score each `source` separately.")
+@click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False),
+              help="Also draw score distributions per gold label, thresholds marked (.png).")
 @json_option
 @click.pass_context
 def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_source: bool,
-          as_json: bool) -> None:
+          plot_path: str | None, as_json: bool) -> None:
     """Score merge/conflict decisions on labelled pairs (default: the built-in set)."""
     opts = ctx.find_root().obj
+    if plot_path:
+        from ._plot import check_can_plot
+
+        check_can_plot(plot_path)
     pairs = load_pairs(file or builtin_pairs_path())
     inner = resolve_embedder(opts["embedder"])
     name = inner.model_id if inner is not None else "none"
@@ -346,6 +354,14 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
         return Memory(":memory:", embedder=embedder, detect_disagreement=not plain)
 
     report, rows = evaluate(pairs, fresh, name)
+    if plot_path:
+        from ._plot import score_distributions
+
+        merge, conflict = Settings().thresholds("fact")
+        title = (f"{Path(file).name if file else 'built-in pairs'}: embedder {name}, "
+                 f"macro-F1 {report['macro_f1']:.3f}")
+        report["plot"] = str(score_distributions(
+            rows, {"merge line": merge, "conflict line": conflict}, title, plot_path))
     if by_source:
         report["by_source"] = source_report(rows, name)
     if errors:
