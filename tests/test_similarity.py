@@ -28,8 +28,8 @@ def test_containment_fires_for_a_repeated_preference_with_more_words():
 
 def test_containment_decays_with_the_extra_words_and_faster_for_short_facts():
     # Three words inside seven still merge (0.85); two words inside five do not.
-    three = lexical_score("I enjoy mountain biking", "Saturday I enjoy mountain biking with friends "
-                          "near home")
+    three = lexical_score("I enjoy mountain biking",
+                          "Saturday I enjoy mountain biking with friends near home")
     assert three.winner == "containment" and three.score == 0.85
     two = lexical_score("I use Postgres at work", "Postgres at work runs on version 16")
     assert two.containment == 1 - 0.15 * 3 / 2 and two.score < 0.85
@@ -64,3 +64,25 @@ def test_similarity_is_symmetric_and_in_range(a, b):
 @given(st.text(max_size=60))
 def test_similarity_never_fails_on_any_text(a):
     assert 0.0 <= lexical_score(a, a + " extra").score <= 1.0
+
+
+def test_a_fact_restated_in_one_sentence_of_a_chat_turn_is_contained():
+    fact = "I keep bees in my garden"
+    turn = "Funny you ask, the weather was awful today. I keep bees in the garden."
+    s = lexical_score(fact, turn)
+    assert s.winner == "sentence_containment" and s.score >= 0.85
+    assert lexical_score(turn, fact).score == s.score  # symmetric
+    # One sentence of the turn that restates part of a longer stored fact counts the same way.
+    assert lexical_score("I keep bees and grow tomatoes in my garden",
+                         "So much rain this week! I keep bees in my garden.").score >= 0.85
+
+
+def test_sentence_containment_needs_two_sentences_and_two_words():
+    whole = lexical_score("I keep bees in my garden",
+                          "I keep bees in my garden and the neighbours complain about them")
+    assert whole.winner != "sentence_containment"
+    one_word = lexical_score("Bees", "Busy week. Bees everywhere in the garden.")
+    assert one_word.score < 0.55
+    # A decimal point is not the end of a sentence.
+    assert lexical_score("Python 3.5 at work", "We run Python 3.5 at work").winner != \
+        "sentence_containment"

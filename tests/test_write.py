@@ -36,6 +36,20 @@ def test_merge_keeps_id_confirms_and_records_phrasing(memory, clock):
     assert "Database is Postgres" in phrasings
 
 
+def test_a_chat_turn_restating_a_fact_merges_and_keeps_only_its_sentence(memory):
+    first = memory.remember("I keep bees in my garden", kind="hobby")
+    chat = memory.remember("Funny you ask. I keep bees in the garden.", kind="hobby")
+    assert chat.action == "merged" and chat.fact.text == "I keep bees in my garden"
+    more = memory.remember("Busy week! I keep bees in my garden behind the house.", kind="hobby")
+    assert more.fact.id == first.fact.id
+    assert more.fact.text == "I keep bees in my garden behind the house."
+    merges = [e for e in memory.history(first.fact.id) if e.type == "merge"]
+    assert merges[-1].data["phrasing"] == "Busy week! I keep bees in my garden behind the house."
+    memory.remember("I grow tomatoes on my balcony", kind="hobby")
+    changed = memory.remember("Long day. I no longer grow tomatoes on my balcony.", kind="hobby")
+    assert changed.action == "conflict"  # the sentence is contained, and it disagrees
+
+
 def test_text_grows_only_when_new_phrasing_holds_old_words_and_more(memory):
     first = memory.remember("I prefer dark mode in editors")
     grown = memory.remember("I prefer dark mode in editors and terminals")

@@ -20,7 +20,7 @@ from ._index import lookup_for
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import cosine, match_words
 from ._sql import SQLStore, open_store
-from ._text import content_words
+from ._text import content_words, sentences
 from ._validate import (
     CONTROL,
     MAX_TEXT,
@@ -264,10 +264,17 @@ class Memory:
     def _merge(self, store: SQLStore, op: str, at: str, text: str, pinned: bool,
                source: str | None, comparison: Comparison, fact: Fact,
                vector: list[float] | None, model: str | None) -> WriteResult:
-        old_words, new_words = content_words(fact.text), content_words(text)
-        # The text grows only when the new phrasing says everything the old one did, and more.
-        grows = (len(new_words) > len(old_words)
-                 and len(match_words(old_words, new_words)) == len(old_words))
+        old_words = content_words(fact.text)
+
+        def says_more(phrasing: str) -> bool:
+            words = content_words(phrasing)
+            return (len(words) > len(old_words)
+                    and len(match_words(old_words, words)) == len(old_words))
+
+        # The text grows only when the new phrasing says everything the old one did, and more,
+        # within one sentence: of a chat turn, only the sentence that restates the fact is kept.
+        parts = sentences(text)
+        grown = next((p for p in (parts if len(parts) > 1 else [text]) if says_more(p)), None)
         event_id = store.add_event(self.user, op, "merge", fact.id, None, at, {
             "phrasing": text, "source": source, "score": comparison.score,
             "method": comparison.method, "reason": comparison.reason,
@@ -275,13 +282,13 @@ class Memory:
             "confirmed_after": at})
         store.update_fact(fact.id, mentions=fact.mentions + 1, last_confirmed_at=at,
                           updated_at=at)
-        if grows:
-            store.update_fact(fact.id, text=text)
+        if grown is not None:
+            store.update_fact(fact.id, text=grown)
             store.add_event(self.user, op, "text_change", fact.id, None, at,
-                            {"before": fact.text, "after": text})
+                            {"before": fact.text, "after": grown})
             # Vectors of the old text are stale for every model; reindex fills the gaps.
             store.delete_vectors(fact.id)
-            if vector is not None and model:
+            if vector is not None and model and grown == text:
                 store.put_vector(fact.id, model, _pack(vector), len(vector))
         if pinned and not fact.pinned:
             store.update_fact(fact.id, pinned=True)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from ._text import content_words
+from ._text import content_words, sentences
 
 PREFIX_MIN = 4  # postgres/postgresql match; car/cart do not
 SHORT_FACT_WORDS = 3  # both facts at most this long may link on one shared word
@@ -21,7 +21,7 @@ class LexicalScore:
     jaccard: float
     containment: float
     short_link: float
-    winner: str  # "jaccard" | "containment" | "short_link" | "none"
+    winner: str  # "jaccard" | "containment" | "sentence_containment" | "short_link" | "none"
     words_a: tuple[str, ...]
     words_b: tuple[str, ...]
     matches: tuple[tuple[str, str], ...]
@@ -79,7 +79,7 @@ def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
     # one-word fact: half-way between the coverage ratio and 1, so one extra word still merges
     # a 3-word preference but a long sentence that merely mentions the words does not.
     if m == n and n >= 2:
-        containment = max(0.0, 1 - CONTAIN_SLOPE * (longest - n) / (2 * (n - 1)))
+        containment = containment_score(n, longest)
     short_link = SHORT_LINK_SCORE if longest <= SHORT_FACT_WORDS else 0.0
     score, winner = max((jaccard, "jaccard"), (containment, "containment"),
                         (short_link, "short_link"))
@@ -87,9 +87,29 @@ def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
                         winner, words_a, words_b, tuple(matches))
 
 
+def containment_score(n: int, longest: int) -> float:
+    """All `n >= 2` words of the shorter side inside `longest` words: 1 for the same words,
+    minus 0.15 per (n - 1) extra words doubled, so short facts decay faster."""
+    return max(0.0, 1 - CONTAIN_SLOPE * (longest - n) / (2 * (n - 1)))
+
+
 def lexical_score(a: str, b: str) -> LexicalScore:
-    """Lexical similarity of two texts."""
-    return score_words(content_words(a), content_words(b))
+    """Lexical similarity of two texts: over their whole content words, and also, when one of
+    them has several sentences, the containment between the other and one of those sentences
+    ("Autumn is my favorite season" and "Oh nice. Autumn is my favorite season too."): a chat
+    turn that restates a fact in one sentence says nothing else about it in the others."""
+    whole = score_words(content_words(a), content_words(b))
+    best = whole.score
+    for short, long_ in ((a, b), (b, a)):
+        parts = sentences(long_) if "." in long_ or "!" in long_ or "?" in long_ else []
+        if len(parts) < 2:
+            continue
+        words = content_words(short)
+        for part in parts:
+            best = max(best, score_words(words, content_words(part)).containment)
+    if best > whole.score:
+        return replace(whole, score=best, winner="sentence_containment")
+    return whole
 
 
 def cosine(u: list[float], v: list[float]) -> float:

@@ -105,6 +105,14 @@ def clauses(text: str) -> list[tuple[str, ...]]:
     return [t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """The text's sentences: split after . ! or ? followed by a space, so "3.5" stays whole."""
+    return [part for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A small suffix stripper, so lives/living/lived and movie/movies meet (not a lemmatiser)."""
