@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ._text import NEGATIONS, STOP_WORDS, clauses, number_value, stem
+from ._text import NEGATIONS, STOP_WORDS, TEXT_CACHE, clauses, number_value, stem
 
 _STOP_VALUE = {"and", "but", "with", "because", "where", "so", "since", "for", "while", "who",
                "which", "that", "when", "as", "to", "now", "then", "after", "before", "until"}
@@ -70,7 +70,7 @@ def _matches_age(a: str, b: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def attributes(text: str) -> dict[str, tuple[str, ...]]:
     """{attribute: value words} stated about the user (first person, not negated)."""
     found: dict[str, tuple[str, ...]] = {}

@@ -6,15 +6,22 @@ from dataclasses import dataclass
 
 from ._attributes import attribute_keys
 from ._config import Settings
-from ._disagree import Finding, core_size, disagreements, frame_words, has_opposite_pair
+from ._disagree import (
+    Finding,
+    core_size,
+    disagreements,
+    frame_words,
+    has_opposite_pair,
+    may_conflict,
+)
 from ._index import slot_keys
 from ._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,
     calibrate,
+    count_covered,
     lexical_score,
     score_words,
-    words_match,
 )
 from ._text import content_words
 
@@ -59,8 +66,7 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
     if attribute_keys(old_text) & attribute_keys(new_text):  # one attribute stated twice
         return True
     words_a, words_b = content_words(old_text), content_words(new_text)
-    shared = min(sum(any(words_match(x, y) for y in words_b) for x in words_a),
-                 sum(any(words_match(y, x) for x in words_a) for y in words_b))
+    shared = min(count_covered(words_a, words_b), count_covered(words_b, words_a))
     if shared == 0:
         return False
     # Findings only take numbers, days, months and change words out of a frame: the frame
@@ -112,8 +118,10 @@ def compare_texts(
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
     conflicting: tuple[Finding, ...] = ()
-    if settings.detect_disagreement and (analyse_all or could_conflict(
-            old_text, new_text, lex, score, conflict_line)):
+    # Below the merge line only a finding that is not "different" can change the decision.
+    if settings.detect_disagreement and (analyse_all or (
+            could_conflict(old_text, new_text, lex, score, conflict_line)
+            and (score >= dedup or may_conflict(old_text, new_text)))):
         findings = tuple(disagreements(old_text, new_text))
         conflicting = tuple(f for f in findings if f.check not in MERGE_ONLY_CHECKS)
         if conflicting:

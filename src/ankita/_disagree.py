@@ -15,6 +15,7 @@ from ._text import (
     FUNCTION_WORDS,
     NEGATIONS,
     STOP_WORDS,
+    TEXT_CACHE,
     clauses,
     content_words,
     number_value,
@@ -102,7 +103,7 @@ def _has_phrase(toks: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return any(toks[i:i + n] == phrase for i in range(len(toks) - n + 1))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def _negated_words(text: str) -> frozenset[str]:
     """Content words inside the scope of a negation: from the cue to the end of its clause."""
     scoped: set[str] = set()
@@ -126,8 +127,11 @@ def _negated_words(text: str) -> frozenset[str]:
 def check_negation(a: str, b: str) -> list[Finding]:
     """A negation on one side only, whose scope covers words the two facts share."""
     neg_a, neg_b = _negated_words(a), _negated_words(b)
-    shared_a = {x for x, _ in match_words(content_words(a), content_words(b))}
-    shared_b = {y for _, y in match_words(content_words(a), content_words(b))}
+    if not neg_a and not neg_b:
+        return []
+    matches = match_words(content_words(a), content_words(b))
+    shared_a = {x for x, _ in matches}
+    shared_b = {y for _, y in matches}
     hit_a = {w for w in neg_a if any(words_match(w, s) for s in shared_a)}
     hit_b = {w for w in neg_b if any(words_match(w, s) for s in shared_b)}
     only = hit_a ^ hit_b if (bool(hit_a) != bool(hit_b)) else set()
@@ -137,7 +141,7 @@ def check_negation(a: str, b: str) -> list[Finding]:
     return [Finding("negation", f"the {side} fact negates '{' '.join(sorted(only))}'")]
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def _numbers(text: str) -> frozenset[str]:
     toks = tokens(text)
     return frozenset(v for i in range(len(toks)) if (v := number_value(toks, i)) is not None)
@@ -149,7 +153,7 @@ def _droppable_stems() -> frozenset[str]:
     return frozenset(stem(w) for w in words) | _WEEKDAY_STEMS | _MONTH_STEMS
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def core_size(text: str) -> int:
     """Content words a finding can never take out of the frame: all but numbers, days,
     months and change-of-state words. Lower bound on the frame's size (for the gate)."""
@@ -181,7 +185,7 @@ def check_numbers(a: str, b: str) -> list[Finding]:
     return findings
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def _split_on_connector(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
     toks = tokens(text)
     for connector in _CONNECTORS:
@@ -223,7 +227,7 @@ def check_opposites(a: str, b: str) -> list[Finding]:
     return []
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def _change_words(text: str) -> frozenset[str]:
     toks = tokens(text)
     found = {w for w in toks if w in CHANGE_OF_STATE}
@@ -231,7 +235,7 @@ def _change_words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def _word_forms(text: str) -> frozenset[str]:
     """Every token and its stem: what the opposites and vocabulary checks look up."""
     toks = tokens(text)
@@ -248,7 +252,7 @@ def check_change_of_state(a: str, b: str) -> list[Finding]:
                     tuple(sorted(w for p in words for w in p.split())))]
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def _frame_tokens(text: str) -> tuple[str, ...]:
     toks = tokens(text)
     out = []
@@ -260,7 +264,7 @@ def _frame_tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def frame_sequence(text: str) -> tuple[str, ...]:
     """The stemmed token sequence the `value` check aligns (articles out, numbers as digits)."""
     return tuple(stem(t) for t in _frame_tokens(text))
@@ -268,6 +272,12 @@ def frame_sequence(text: str) -> tuple[str, ...]:
 
 def check_value(a: str, b: str) -> list[Finding]:
     """The same frame with one value replaced: "I live in Prague" / "I live in Vienna"."""
+    from ._index import slot_keys
+
+    # Both findings below need one replaced span of at most 3 tokens in an otherwise equal
+    # sequence, and then the two texts share that span's slot key: a set lookup, not a diff.
+    if not slot_keys(a) & slot_keys(b):
+        return []
     ta, tb = list(_frame_tokens(a)), list(_frame_tokens(b))
     sa, sb = list(frame_sequence(a)), list(frame_sequence(b))
     ops = [op for op in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes()
@@ -316,9 +326,16 @@ def _content_sequence(text: str) -> list[str]:
     return [stem(w) for w in toks if w not in STOP_WORDS and not w.isdigit()]
 
 
+@lru_cache(maxsize=TEXT_CACHE)
+def _content_set(text: str) -> frozenset[str]:
+    return frozenset(_content_sequence(text))
+
+
 def check_order(a: str, b: str) -> list[Finding]:
     """Roles swapped around a shared word: "the turtle follows the fish" / "the fish follows
     the turtle". Reordered phrases with nothing between them ("from home remotely") pass."""
+    if len(_content_set(a) & _content_set(b)) < 3:
+        return []  # a swap around a third word needs three shared words
     sa, sb = _content_sequence(a), _content_sequence(b)
     pos_b: dict[str, int] = {}
     for i, w in enumerate(sb):
@@ -343,6 +360,40 @@ def check_attribute(a: str, b: str) -> list[Finding]:
 
     return [Finding("attribute", f"{key}: '{x}' vs '{y}'",
                     tuple(f"{x} {y}".split())) for key, x, y in attribute_conflicts(a, b)]
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def _days_and_months(text: str) -> tuple[bool, bool]:
+    forms = _word_forms(text)
+    return bool(forms & _WEEKDAY_STEMS), bool(forms & _MONTH_STEMS)
+
+
+def may_conflict(a: str, b: str) -> bool:
+    """False only when no check below can return a finding other than "different": every
+    branch is the precondition of one check (in CHECKS order), read from per-text features
+    that are cached, so a pair can skip the analysis for a fraction of its cost."""
+    from ._attributes import attribute_keys
+    from ._index import slot_keys
+
+    if attribute_keys(a) & attribute_keys(b):
+        return True
+    if _negated_words(a) or _negated_words(b):
+        return True
+    if _numbers(a) and _numbers(b):
+        return True
+    (day_a, month_a), (day_b, month_b) = _days_and_months(a), _days_and_months(b)
+    if (day_a and day_b) or (month_a and month_b):
+        return True
+    if _split_on_connector(a) and _split_on_connector(b):
+        return True
+    if len(_content_set(a) & _content_set(b)) >= 3:  # order: three shared words at least
+        return True
+    wb = _word_forms(b)
+    if any(OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a)):
+        return True
+    if bool(_change_words(a)) != bool(_change_words(b)):
+        return True
+    return bool(slot_keys(a) & slot_keys(b))  # value: one span of <= 3 tokens replaced
 
 
 CHECKS = (check_attribute, check_negation, check_numbers, check_swapped, check_order,

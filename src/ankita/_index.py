@@ -24,7 +24,7 @@ from functools import lru_cache
 from ._attributes import attribute_keys
 from ._disagree import OPPOSITE_OF, frame_sequence
 from ._similarity import PREFIX_MIN
-from ._text import STOP_WORDS, content_words, stem, tokens
+from ._text import STOP_WORDS, TEXT_CACHE, content_words, stem, tokens
 
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
@@ -36,7 +36,7 @@ def _digest(parts: tuple[str, ...]) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).hexdigest()
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def slot_keys(text: str) -> frozenset[str]:
     """One key per (prefix, suffix) around every span of 1..3 tokens of the fact's frame."""
     seq = frame_sequence(text)
@@ -47,7 +47,7 @@ def slot_keys(text: str) -> frozenset[str]:
     return frozenset(keys)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=TEXT_CACHE)
 def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under."""
     return frozenset({"c:" + w for w in content_words(text)}

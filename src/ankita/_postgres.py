@@ -179,6 +179,8 @@ class PostgresStore(SQLStore):
                     self.db.execute("ALTER TABLE vectors ADD COLUMN embedding vector")
                 self.db.execute("INSERT INTO meta VALUES ('schema_version', %s)",
                                 (str(SCHEMA_VERSION),))
+            # Added after schema 1 shipped; cheap to assert on every open.
+            self.db.execute("CREATE INDEX IF NOT EXISTS events_fact_id ON events (fact_id)")
         # The column tells, not the extension: a schema built without pgvector stays so.
         self.has_pgvector = self.db.execute(
             "SELECT 1 FROM information_schema.columns WHERE table_name = 'vectors' AND "

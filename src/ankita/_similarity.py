@@ -53,16 +53,31 @@ def match_words(a: Iterable[str], b: Iterable[str]) -> list[tuple[str, str]]:
             pairs.append((word, word))
     taken = {p[0] for p in pairs}
     for word in left:
-        if word in taken:
+        # Equal words are matched above, so only a prefix match is left: both sides at least
+        # PREFIX_MIN long and starting alike (a cheap test before the real one).
+        if word in taken or len(word) < PREFIX_MIN:
             continue
+        head = word[:PREFIX_MIN]
         for other in free:
-            if words_match(word, other):
+            if other[:PREFIX_MIN] == head and words_match(word, other):
                 free.remove(other)
                 pairs.append((word, other))
                 break
     if swapped:
         pairs = [(y, x) for x, y in pairs]
     return sorted(pairs)
+
+
+def count_covered(words: Iterable[str], others: frozenset[str]) -> int:
+    """How many of `words` match some word of `others` (many-to-one: an upper bound of the
+    one-to-one matching)."""
+    count = 0
+    for word in words:
+        if word in others or (len(word) >= PREFIX_MIN and any(
+                other[:PREFIX_MIN] == word[:PREFIX_MIN] and words_match(word, other)
+                for other in others)):
+            count += 1
+    return count
 
 
 def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:

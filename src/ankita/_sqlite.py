@@ -154,7 +154,11 @@ _M004: list[Any] = [
     "CREATE INDEX IF NOT EXISTS facts_pinned ON facts (user, pinned)",
 ]
 
-MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004)
+# A new fact id is checked against every event ever written (ids are never reused): by id
+# alone, which the (user, fact_id) index cannot serve.
+_M005 = ["CREATE INDEX IF NOT EXISTS events_fact_id ON events (fact_id)"]
+
+MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -10,6 +10,10 @@ import re
 import unicodedata
 from functools import lru_cache
 
+# Per-text results are cached: a write compares one text with hundreds of stored ones, and the
+# stored ones come back write after write. Big enough for the facts of a large store.
+TEXT_CACHE = 65536
+
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _CLAUSE_BREAK = re.compile(r"[,;:.!?()\[\]\"]|\s-\s|\s—\s")
 
@@ -89,7 +93,7 @@ def _expand(word: str) -> list[str]:
     return [word.strip("'")]
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE)
 def tokens(text: str) -> tuple[str, ...]:
     """All word tokens of `text`, contractions expanded, spellings folded."""
     out: list[str] = []
@@ -161,7 +165,7 @@ def number_value(tokens_: tuple[str, ...], i: int) -> str | None:
     return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=TEXT_CACHE)
 def content_words(text: str) -> frozenset[str]:
     """The words that carry a fact's meaning: stop-words dropped, numbers as digits."""
     toks = tokens(text)
