@@ -4,6 +4,7 @@ are survived; the token never shows up in what the relay reports."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pytest
@@ -56,7 +57,8 @@ def start_relay(tmp_path, reports, user="sam"):
     return relay, responder
 
 
-def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, model):
+def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, model, caplog):
+    caplog.set_level(logging.DEBUG)  # the libraries log request URLs, which hold the token
     reports = Reports()
     relay, responder = start_relay(tmp_path, reports)
     assert relay.start() == {"tg": "@ankita_test_bot"}
@@ -85,6 +87,7 @@ def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, mode
     assert [m["status"] for m in store.outbox()] == ["sent"] * 3
     store.close()
     assert not any(TOKEN in line for line in reports)
+    assert "getUpdates" in caplog.text and TOKEN not in caplog.text
 
 
 def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, telegram, model):

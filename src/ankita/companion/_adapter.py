@@ -10,6 +10,7 @@ through `Redactor`.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 import threading
@@ -93,6 +94,43 @@ class Redactor:
         return out
 
 
+# The loggers of the libraries the adapters use. httpx, for one, logs every request URL at
+# INFO, and Telegram puts the token in the URL.
+LIBRARY_LOGGERS = ("httpx", "httpcore", "telegram", "slack_sdk", "slack_bolt", "discord",
+                   "aiohttp", "websockets")
+
+
+_REDACTORS: list[Redactor] = []
+_factory_installed = threading.Lock()
+
+
+def redact_library_logs(redact: Redactor) -> None:
+    """Keep secrets out of the libraries' log records, whatever logging is configured: records
+    of those loggers (and their children, which a logger filter would miss) are cleaned as they
+    are made."""
+    with _factory_installed:
+        if not _REDACTORS:
+            previous = logging.getLogRecordFactory()
+
+            def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+                record = previous(*args, **kwargs)
+                if record.name.split(".")[0] in LIBRARY_LOGGERS:
+                    try:
+                        text = record.getMessage()
+                    except Exception:  # a malformed record is the library's to report
+                        return record
+                    clean = text
+                    for redactor in list(_REDACTORS):
+                        clean = redactor(clean)
+                    if clean != text:
+                        record.msg, record.args = clean, ()
+                return record
+
+            logging.setLogRecordFactory(factory)
+        if all(r.values != redact.values for r in _REDACTORS):
+            _REDACTORS.append(redact)
+
+
 class LoopThread:
     """An asyncio loop in a daemon thread: the platform libraries are asynchronous, the relay
     is not, so calls cross over with `call` and wait for their result."""
@@ -144,6 +182,7 @@ class Adapter(ABC):
         self.channel = channel
         self.secrets = secrets
         self.redact = Redactor(secrets)
+        redact_library_logs(self.redact)
         self.ingest = ingest
         self._report = report if report is not None else (lambda line: None)
         self.start_offset = offset
