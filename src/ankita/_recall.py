@@ -48,7 +48,9 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
     # The nearest facts by meaning join the lexical hits, even with no word in common.
     close = [i for i, _ in sorted(similar.items(), key=lambda kv: -kv[1])][:SEARCH_WIDTH]
     if match or close:
-        candidates = store.facts_by_ids(user, sorted(set(ranked) | set(close)))
+        # Without their conflict links: only the few chosen below need them, and a dense
+        # conflict graph makes loading them for every candidate the costly part of recall.
+        candidates = store.facts_by_ids(user, sorted(set(ranked) | set(close)), links=False)
         candidates = [f for f in candidates if f.status == "active"]
     else:
         # Nothing to search for ("what do you know?"): the most recently confirmed facts.
@@ -63,9 +65,11 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
 
     pool = [f for f in candidates if not kinds or f.kind in kinds]
     pool.sort(key=lambda f: (-relevance(f), f.id))
+    top = pool[:limit]
+    linked = {f.id: f for f in store.facts_by_ids(user, sorted(f.id for f in top))}
     chosen: dict[str, tuple[Fact, float, bool]] = {}
-    for fact in pool[:limit]:
-        chosen[fact.id] = (fact, relevance(fact), False)
+    for fact in top:
+        chosen[fact.id] = (linked.get(fact.id, fact), relevance(fact), False)
     for fact in pinned:
         chosen.setdefault(fact.id, (fact, relevance(fact), False))
     # Conflict partners come along even if they did not match: the model must see both sides.
