@@ -4,6 +4,8 @@ failures, pacing, expiry, crash replay)."""
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ankita import InvalidInput, NotFound
 from ankita.companion._channels import (
@@ -253,3 +255,44 @@ def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path):
     store.enqueue("tg", "1", "after", dedupe="k")
     assert [m["text"] for m in store.outbox()] == ["queued before", "after"]
     store.close()
+
+
+def test_long_replies_go_out_in_parts_within_the_platform_limit(channels):
+    from ankita.companion._channels import MAX_LENGTH
+
+    channels.add("dc", "discord", dm_policy="open")
+    paragraph = "I remember that you like long walks by the river. " * 30
+    text = (paragraph + "\n\n") * 3
+    channels.enqueue("dc", "7", text, dedupe="run:1")
+    channels.enqueue("dc", "7", text, dedupe="run:1")  # the same key: nothing new
+    parts = [m["text"] for m in channels.outbox()]
+    assert len(parts) == 3 and all(len(p) <= MAX_LENGTH["discord"] for p in parts)
+    assert "".join(parts).replace(" ", "").replace("\n", "") == \
+        text.replace(" ", "").replace("\n", "")
+
+
+@given(st.text(alphabet=st.sampled_from("ab .\n!?"), max_size=400), st.integers(8, 60))
+def test_split_keeps_every_character_but_the_whitespace_at_cuts(text, limit):
+    from ankita.companion._channels import split_message
+
+    parts = split_message(text, limit)
+    assert all(0 < len(p) <= limit for p in parts)
+    assert "".join(parts).replace(" ", "").replace("\n", "") == \
+        text.replace(" ", "").replace("\n", "")
+
+
+def test_a_retrying_message_holds_back_later_ones_to_the_same_chat(channels, clock):
+    platform = Platform(Transient("HTTP 502"))
+    channels.enqueue("tg", "1", "first part")
+    channels.enqueue("tg", "1", "second part")
+    channels.enqueue("tg", "2", "another chat")
+    clock.advance(seconds=1)
+    channels.drain(platform)  # the first part fails; the second must not overtake it
+    clock.advance(seconds=2)
+    channels.drain(platform)
+    assert platform.calls == ["first part", "another chat"]
+    clock.advance(seconds=5)
+    channels.drain(platform)
+    clock.advance(seconds=2)
+    channels.drain(platform)
+    assert platform.calls == ["first part", "another chat", "first part", "second part"]

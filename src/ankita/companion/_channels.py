@@ -38,6 +38,8 @@ MAX_ATTEMPTS = 5
 TTL = timedelta(hours=1)
 MIN_INTERVAL_S = {"telegram": 1.0, "discord": 0.5, "slack": 1.0}  # per channel, between sends
 SEND_LEASE = timedelta(minutes=2)
+# Longest message each platform accepts (characters); longer replies go out in parts.
+MAX_LENGTH = {"telegram": 4096, "discord": 2000, "slack": 4000}
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS channels (
@@ -132,6 +134,29 @@ def classify_http(status: int, description: str = "", retry_after: float | None 
     if 400 <= status < 500 or "chat not found" in text or "forbidden" in text:
         return Permanent(f"HTTP {status}: {description}")
     return Transient(f"HTTP {status}: {description}")
+
+
+def split_message(text: str, limit: int) -> list[str]:
+    """Parts of at most `limit` characters, cut at a paragraph, a line, a sentence or a word
+    when one is in the second half of the part, else mid-word: nothing is dropped but the
+    whitespace at the cuts."""
+    parts = []
+    rest = text.strip()
+    while len(rest) > limit:
+        window = rest[:limit]
+        cut = -1
+        for mark in ("\n\n", "\n", ". ", "! ", "? ", " "):
+            at = window.rfind(mark)
+            if at >= limit // 2:
+                cut = at + len(mark.rstrip())
+                break
+        if cut <= 0:
+            cut = limit
+        parts.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        parts.append(rest)
+    return parts
 
 
 def _iso(moment: datetime) -> str:
@@ -294,14 +319,25 @@ class Channels:
     # -- outbox ---------------------------------------------------------------------------
 
     def enqueue(self, channel: str, chat_id: str, text: str, dedupe: str | None = None) -> int:
-        """Queue a message; with `dedupe`, a second message with the same key is the first."""
-        return self._insert(channel, chat_id, text, dedupe)
+        """Queue a message (in parts if the platform needs it); with `dedupe`, a second message
+        with the same key is the first. Returns the id of the first part."""
+        with immediate(self.db):
+            return self._insert(channel, chat_id, text, dedupe)
 
     def _insert(self, channel: str, chat_id: str, text: str, dedupe: str | None) -> int:
         if not text.strip():
             raise InvalidInput("an empty message is not sent")
         if not chat_id:
             raise InvalidInput("a message needs a chat id")
+        config = self.channel(channel)
+        limit = MAX_LENGTH.get(config["platform"], 2000) if config else 2000
+        parts = split_message(text, limit)
+        ids = [self._insert_part(channel, chat_id, part,
+                                 dedupe if dedupe is None or i == 0 else f"{dedupe}:{i}")
+               for i, part in enumerate(parts)]
+        return ids[0]
+
+    def _insert_part(self, channel: str, chat_id: str, text: str, dedupe: str | None) -> int:
         now = _iso(self.clock())
         row = self.db.execute(
             "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, status, "
@@ -334,10 +370,19 @@ class Channels:
                         "next_attempt_at <= ?", (_iso(now),))
         last_sent: dict[str, datetime] = {}
         sent = 0
-        due = self.db.execute("SELECT id, channel, chat_id, text, attempts FROM outbox WHERE "
-                              "status = 'queued' AND next_attempt_at <= ? ORDER BY id",
-                              (_iso(now),)).fetchall()
-        for message_id, channel, chat_id, text, attempts in due:
+        # Each chat gets its messages in order: a message waits while an earlier one to the same
+        # chat is still pending (retrying, paced or in flight), so parts and replies never swap.
+        waiting = self.db.execute("SELECT id, channel, chat_id, text, attempts, status, "
+                                  "next_attempt_at FROM outbox WHERE status IN ('queued', "
+                                  "'sending') ORDER BY id").fetchall()
+        held: set[tuple[str, str]] = set()
+        for message_id, channel, chat_id, text, attempts, status, next_at in waiting:
+            chat = (channel, chat_id)
+            if chat in held:
+                continue
+            held.add(chat)  # until this one is sent, below
+            if status != "queued" or next_at > _iso(now):
+                continue
             platform = platform_of(channel) if platform_of else "telegram"
             gap = MIN_INTERVAL_S.get(platform, 1.0)
             if channel in last_sent and (self.clock() - last_sent[channel]).total_seconds() < gap:
@@ -364,6 +409,7 @@ class Channels:
                     "rate limited too often"
                 self.db.execute("UPDATE outbox SET status = 'failed', last_error = ? "
                                 "WHERE id = ?", (error, message_id))
+                held.discard(chat)  # a parked message does not hold the chat back
             else:
                 wait = result.seconds if isinstance(result, RetryAfter) else \
                     RETRY_S[min(attempts, len(RETRY_S) - 1)]
