@@ -223,8 +223,20 @@ def test_channel_commands(tmp_path, monkeypatch):
     assert added.exit_code == 0 and "direct messages pairing" in added.output
     import json
 
-    assert json.loads(runner.invoke(cli, ["channels", "list", "--json"]).output)[0][
-        "dm_policy"] == "pairing"
+    [listed] = json.loads(runner.invoke(cli, ["channels", "list", "--json"]).output)
+    assert listed["dm_policy"] == "pairing" and listed["outbox"] == {}
+    assert "ANKITA_TG_TOKEN" in listed["secrets"]
+    monkeypatch.setenv("ANKITA_TG_TOKEN", "123:secret-value")
+    shown = runner.invoke(cli, ["channels", "list"]).output
+    assert "secrets: set" in shown and "secret-value" not in shown
+    secrets = tmp_path / "secrets.env"
+    secrets.write_text("ANKITA_TG_TOKEN=123:from-file\n")
+    secrets.chmod(0o644)
+    monkeypatch.delenv("ANKITA_TG_TOKEN")
+    monkeypatch.setenv("ANKITA_SECRETS", str(secrets))
+    assert "chmod 600" in runner.invoke(cli, ["channels", "list"]).output
+    secrets.chmod(0o600)
+    assert "secrets: set" in runner.invoke(cli, ["channels", "list"]).output
     store = Channels(tmp_path / "ch.db")
     code = store.check(dm("alice")).reply.rsplit(" ", 1)[1]
     store.close()

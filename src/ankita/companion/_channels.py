@@ -347,6 +347,14 @@ class Channels:
             row = self.db.execute("SELECT id FROM outbox WHERE dedupe = ?", (dedupe,)).fetchone()
         return int(row[0])
 
+    def outbox_counts(self) -> dict[str, dict[str, int]]:
+        """Per channel, how many messages are in each state (queued, sending, sent, ...)."""
+        counts: dict[str, dict[str, int]] = {}
+        for channel, status, n in self.db.execute(
+                "SELECT channel, status, count(*) FROM outbox GROUP BY channel, status"):
+            counts.setdefault(channel, {})[status] = n
+        return counts
+
     def outbox(self) -> list[dict[str, Any]]:
         return [{"id": r[0], "channel": r[1], "chat_id": r[2], "text": r[3], "attempts": r[4],
                  "status": r[5], "platform_id": r[6], "last_error": r[7]}

@@ -471,14 +471,28 @@ def _channels() -> Channels:
 @channels.command(name="list")
 @click.option("--json", "as_json", is_flag=True)
 def channels_list(as_json: bool) -> None:
-    """Configured channels and their policies (anything else is denied)."""
-    rows = _channels().configured()
+    """Configured channels: policies, whether their secrets are set (never the values), and
+    their outbox (anything not listed is denied)."""
+    from ._adapter import load_secrets
+
+    store = _channels()
+    rows, counts = store.configured(), store.outbox_counts()
+    for row in rows:
+        try:
+            load_secrets(row["name"], row["platform"])
+            row["secrets"] = "set"
+        except InvalidInput as exc:  # which variable is missing, or a readable file
+            row["secrets"] = str(exc)
+        row["outbox"] = counts.get(row["name"], {})
     if as_json:
         _print_json(rows)
         return
     for row in rows:
+        outbox = ", ".join(f"{n} {status}" for status, n in sorted(row["outbox"].items()))
         console.print(f"{esc(row['name'])}  {row['platform']}  dm: {row['dm_policy']}  "
-                      f"groups: {row['group_policy']}  allow: {', '.join(row['allow_from'])}")
+                      f"groups: {row['group_policy']}  allow: {', '.join(row['allow_from'])}  "
+                      f"user: {esc(row['user'])}  secrets: {esc(row['secrets'])}  "
+                      f"outbox: {outbox or 'empty'}")
 
 
 @channels.command(name="add")
