@@ -369,3 +369,29 @@ def test_single_valued_attributes_of_the_user(memory, a, b, flagged):
     assert (result.action == "conflict") is flagged, result.reason
     if flagged:
         assert "attribute" in result.reason
+
+
+class Topics(Embedder):
+    """A real, tiny embedder: one axis per topic word found (stands in for a provider)."""
+
+    model_id = "topics"
+    AXES = (("hive", "bee"), ("weather", "rain"), ("traffic", "bus"), ("football", "match"))
+
+    def embed_batch(self, texts):
+        return [[1.0 if any(w in t.lower() for w in words) else 0.0 for words in self.AXES]
+                + [0.01] for t in texts]
+
+
+@pytest.mark.parametrize("search", ["index", "exhaustive"])
+def test_one_sentence_of_a_chat_turn_matches_by_meaning(db, search):
+    with Memory(db, embedder=Topics(), candidate_search=search) as m:
+        stored = m.remember("Beekeeping is my hobby", kind="hobby").fact
+        # As a whole the turn is about four things (cosine 0.5, below the conflict line), but
+        # one sentence is about exactly the stored fact; no word is shared with it.
+        turn = m.remember("Awful weather today. The bus was late. The match was dull. "
+                          "I look after hives.", kind="hobby")
+        assert turn.action == "merged" and turn.fact.id == stored.id
+        assert turn.method == "embedding:topics"
+        single = m.remember("Weather, the bus, the match and hives were on my mind",
+                            kind="hobby")
+        assert single.action == "created"  # one sentence: only the whole counts

@@ -43,6 +43,13 @@ def _now(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
+def _sentence_texts(text: str) -> list[str]:
+    """The sentences of a text that has several (a chat turn), else none: each is compared by
+    meaning on its own too, so a fact restated in one sentence is not diluted by the rest."""
+    parts = sentences(text)
+    return parts if len(parts) > 1 else []
+
+
 def _pack(vector: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
@@ -96,14 +103,16 @@ class Memory:
 
     # -- the write ------------------------------------------------------------------------
 
-    def _embed(self, text: str) -> tuple[list[float] | None, str | None]:
-        """(vector, None) or (None, why): a failing provider never blocks a write."""
+    def _embed(self, text: str) -> tuple[list[float] | None, list[list[float]], str | None]:
+        """(vector, its sentences' vectors, None) or (None, [], why): a failing provider never
+        blocks a write. Sentences get vectors only when there are several (see _sentence_texts)."""
         if self.embedder is None:
-            return None, None
+            return None, [], None
         try:
-            return self.embedder.embed_checked([text])[0], None
+            vectors = self.embedder.embed_checked([text, *_sentence_texts(text)])
         except EmbedderError as exc:
-            return None, str(exc)
+            return None, [], str(exc)
+        return vectors[0], vectors[1:], None
 
     def _dimension_error(self, model: str, vectors: Sequence[list[float]]) -> str | None:
         """Why these vectors cannot be stored, if a provider changed its dimension under the
@@ -125,8 +134,8 @@ class Memory:
                  source: str | None = None) -> WriteResult:
         """Compare `text` with what is stored, then merge, flag a conflict, or create."""
         text, kind = self._check_write(text, kind, pinned, source)
-        vector, embedding_error = self._embed(text)
-        return self._remember(text, kind, pinned, source, vector, embedding_error)
+        vector, parts, embedding_error = self._embed(text)
+        return self._remember(text, kind, pinned, source, vector, embedding_error, parts)
 
     @staticmethod
     def _check_write(text: object, kind: object, pinned: object,
@@ -151,35 +160,48 @@ class Memory:
         for start in range(0, len(checked), batch_size):
             batch = checked[start:start + batch_size]
             vectors: list[list[float] | None] = [None] * len(batch)
+            parts: list[list[list[float]]] = [[] for _ in batch]
             error: str | None = None
             if self.embedder is not None:
+                # One call for the batch: each text, then its sentences (where it has several).
+                spans = [[t, *_sentence_texts(t)] for t, *_ in batch]
                 try:
-                    vectors = list(self.embedder.embed_checked([t for t, *_ in batch]))
+                    flat = self.embedder.embed_checked([x for span in spans for x in span])
                 except EmbedderError as exc:
                     error = str(exc)
+                else:
+                    at = 0
+                    for i, span in enumerate(spans):
+                        vectors[i], parts[i] = flat[at], flat[at + 1:at + len(span)]
+                        at += len(span)
             with self.store.transaction(self.user):
-                for (text, kind, pinned, source), vector in zip(batch, vectors, strict=True):
-                    results.append(self._remember(text, kind, pinned, source, vector, error))
+                for (text, kind, pinned, source), vector, extra in zip(batch, vectors, parts,
+                                                                       strict=True):
+                    results.append(self._remember(text, kind, pinned, source, vector, error,
+                                                  extra))
             if progress is not None:
                 progress(len(results), len(checked))
         return results
 
     def _remember(self, text: str, kind: str, pinned: bool, source: str | None,
-                  vector: list[float] | None, embedding_error: str | None) -> WriteResult:
+                  vector: list[float] | None, embedding_error: str | None,
+                  parts: Sequence[list[float]] = ()) -> WriteResult:
         model = self.embedder.model_id if self.embedder is not None else None
         if vector is not None and model:
-            wrong = self._dimension_error(model, [vector])
+            wrong = self._dimension_error(model, [vector, *parts])
             if wrong is not None:
                 embedding_error, vector = wrong, None
+        probes = [vector, *parts] if vector is not None else []
         op, at = uuid.uuid4().hex, _now(self.clock)
         with self.store.transaction(self.user) as store:
-            stored = self._candidates(store, text, kind, vector, model)
+            stored = self._candidates(store, text, kind, probes, model)
             vectors = (store.vectors_of([f.id for f in stored], model)
                        if vector is not None and model else {})
             scored: list[tuple[Comparison, Fact]] = []
             for fact in stored:
                 blob = vectors.get(fact.id)
-                cos = cosine(vector, _unpack(blob)) if vector is not None and blob else None
+                # The text as a whole, or one of its sentences: the closer one counts.
+                cos = max(cosine(p, _unpack(blob)) for p in probes) if probes and blob else None
                 scored.append((compare_texts(text, kind, fact.text, fact.kind, self.settings,
                                              cos, model), fact))
             merges = [(c, f) for c, f in scored if c.action == MERGE]
@@ -215,16 +237,17 @@ class Memory:
         return index
 
     def _candidates(self, store: SQLStore, text: str, kind: str,
-                    vector: list[float] | None, model: str | None) -> Facts:
+                    probes: Sequence[list[float]], model: str | None) -> Facts:
         """The stored facts that could change this write's decision (docs/scale.md)."""
         if self.candidate_search == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         lookup = lookup_for(text)
         ids = set(store.candidate_ids(self.user, sorted(lookup.exact), sorted(lookup.prefixes)))
-        if vector is not None and model:
+        if probes and model:
             line = self.settings.cosine_lines(model, kind)[1]
             # A hair below the line: float32 search must not lose a pair the exact cosine keeps.
-            ids |= set(self._similar(store, model, vector, line - 1e-4))
+            for probe in probes:
+                ids |= set(self._similar(store, model, probe, line - 1e-4))
         return store.facts_by_ids(self.user, sorted(ids), links=False)
 
     def _create(self, store: SQLStore, op: str, at: str, text: str, kind: str, pinned: bool,
@@ -380,8 +403,11 @@ class Memory:
     def compare(self, a: str, b: str, kind: str = "fact") -> Comparison:
         """What remembering `b` after `a` would do, without writing anything."""
         a, b, kind = validate_text(a), validate_text(b), validate_kind(kind)
-        va, vb = self._embed(a)[0], self._embed(b)[0]
-        cos = cosine(va, vb) if va is not None and vb is not None else None
+        va = self._embed(a)[0]
+        vb, parts, _ = self._embed(b)
+        # As a write would: b as a whole or one of its sentences, against a's stored vector.
+        cos = (max(cosine(p, va) for p in (vb, *parts))
+               if va is not None and vb is not None else None)
         model = self.embedder.model_id if self.embedder is not None else None
         return compare_texts(b, kind, a, kind, self.settings, cos, model, analyse_all=True)
 
@@ -469,7 +495,7 @@ class Memory:
             if item.type != "forget" or item.undone_by is not None:
                 continue
             text, kind = item.data["fact"]["text"], item.data["fact"]["kind"]
-            for other in self._candidates(store, text, kind, None, None):
+            for other in self._candidates(store, text, kind, (), None):
                 same = compare_texts(text, kind, other.text, other.kind, self.settings,
                                      None, None)
                 if other.id != item.fact_id and same.action == MERGE:

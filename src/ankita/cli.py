@@ -30,6 +30,7 @@ from ._eval import by_source as source_report
 from ._jsonl import parse_object, read_jsonl
 from ._memory import Memory
 from ._models import Fact
+from ._text import sentences
 from ._validate import check_import_row
 
 T = TypeVar("T")
@@ -348,7 +349,9 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
     name = inner.model_id if inner is not None else "none"
     embedder: Embedder | str = "none"
     if inner is not None:
-        embedder = Precomputed(inner, [t for p in pairs for t in (p["a"], p["b"])])
+        texts = [t for p in pairs for t in (p["a"], p["b"])]
+        # A write also embeds each sentence of a text that has several.
+        embedder = Precomputed(inner, texts + [x for t in texts for x in sentences(t)])
 
     def fresh() -> Memory:
         return Memory(":memory:", embedder=embedder, detect_disagreement=not plain)
