@@ -38,8 +38,8 @@ def model(monkeypatch):
 @pytest.fixture
 def relay(tmp_path, discord_server, model):
     store = Channels(tmp_path / "channels.db")
-    store.add("dc", "discord", dm_policy="allowlist", group_policy="open", allow_from=["77"],
-              user="sam")
+    store.add("dc", "discord", dm_policy="allowlist", group_policy="open",
+              allow_from=["77", "78", "79"], user="sam")
     store.close()
     reports = []
     responder = CompanionResponder(
@@ -106,21 +106,23 @@ def test_rate_limits_are_waited_out_5xx_retried_and_403_parked(tmp_path, discord
     discord_server.say("77", "I am a night owl")
     waiting = row(1, lambda r: r["last_error"] is not None)
     assert (waiting["status"], waiting["last_error"]) == ("queued", "retry after 60 s")
+    # Later messages to that chat wait behind it (one chat, one order); other chats do not.
     discord_server.fail(503, {"message": "Service Unavailable"})
-    discord_server.say("77", "Tell me more")
+    discord_server.say("78", "Tell me more")
     second = row(2, lambda r: r["last_error"] is not None)
-    assert (second["status"], second["attempts"]) == ("queued", 1)
+    assert (second["chat_id"], second["status"], second["attempts"]) == ("978", "queued", 1)
     assert "503" in second["last_error"]  # retried later by the outbox (after 5 s)
     discord_server.fail(403, {"message": "Missing Access", "code": 50001})
-    discord_server.say("77", "And a joke")
+    discord_server.say("79", "And a joke")
     third = row(3, lambda r: r["status"] == "failed")
     assert third["last_error"] == "Discord: 403 Missing Access" and third["attempts"] == 1
     second = row(2, lambda r: r["status"] == "sent")
     assert second["attempts"] == 2
+    waiting = store.outbox()[1]
+    assert (waiting["status"], waiting["attempts"]) == ("queued", 1)  # still behind its 60 s
     store.close()
-    assert [m["content"] for m in discord_server.sent] == [
-        "Got it, I'll remember that.",
-        "From what I remember: I am learning Portuguese; I am a night owl."]
+    assert [(m["channel_id"], m["content"]) for m in discord_server.sent] == [
+        ("977", "Got it, I'll remember that."), ("978", "Tell me more!")]
 
 
 def test_a_bad_token_is_a_clear_error_without_the_token(discord_server, monkeypatch):
