@@ -28,8 +28,8 @@ def test_containment_fires_for_a_repeated_preference_with_more_words():
 
 def test_containment_decays_with_the_extra_words_and_faster_for_short_facts():
     # Three words inside seven still merge (0.85); two words inside five do not.
-    three = lexical_score("I enjoy mountain biking",
-                          "Saturday I enjoy mountain biking with friends near home")
+    three = lexical_score("I restore wooden boats",
+                          "Saturday I restore wooden boats with friends near home")
     assert three.winner == "containment" and three.score == 0.85
     two = lexical_score("I use Postgres at work", "Postgres at work runs on version 16")
     assert two.containment == 1 - 0.15 * 3 / 2 and two.score < 0.85

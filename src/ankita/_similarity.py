@@ -111,7 +111,7 @@ def containment_score(n: int, longest: int) -> float:
 def lexical_score(a: str, b: str) -> LexicalScore:
     """Lexical similarity of two texts: over their whole content words, and also, when one of
     them has several sentences, the containment between the other and one of those sentences
-    ("Autumn is my favorite season" and "Oh nice. Autumn is my favorite season too."): a chat
+    ("I restore old boats" and "Oh nice. I restore old boats too."): a chat
     turn that restates a fact in one sentence says nothing else about it in the others."""
     whole = score_words(content_words(a), content_words(b))
     best = whole.score
