@@ -168,3 +168,16 @@ def test_channels_test_checks_credentials_and_sends_one_message(env, monkeypatch
     monkeypatch.delenv("ANKITA_TG_TOKEN")
     missing = runner.invoke(cli, ["channels", "test", "tg"])
     assert missing.exit_code == 2 and "ANKITA_TG_TOKEN" in missing.output
+
+
+def test_an_unknown_channel_name_is_refused_and_frees_the_store(tmp_path, env):
+    from ankita import InvalidInput
+    from ankita.companion._relay import Relay
+
+    CliRunner().invoke(cli, ["channels", "add", "tg", "--platform", "telegram"])
+    relay = Relay(tmp_path / "channels.db", lambda message, config: None, only=["nope"])
+    with pytest.raises(InvalidInput, match="no channel named nope"):
+        relay.start()
+    again = Relay(tmp_path / "channels.db", lambda message, config: None, only=["tg"])
+    assert again.start() == {"tg": "@ankita_test_bot"}  # the lock was released
+    again.stop()

@@ -75,17 +75,17 @@ class Relay:
             self._lock_file.close()
             raise InvalidInput("another `ankita channels run` is using this channel store"
                                ) from None
-        released = self._ingress.release_claims()
-        if released:
-            self.report(f"outbox: {released} message(s) interrupted by a crash will be sent")
-        configs = self._ingress.configured()
-        if self.only:
-            unknown = set(self.only) - {c["name"] for c in configs}
-            if unknown:
-                raise InvalidInput(f"no channel named {', '.join(sorted(unknown))}")
-            configs = [c for c in configs if c["name"] in self.only]
         identities = {}
         try:
+            released = self._ingress.release_claims()
+            if released:
+                self.report(f"outbox: {released} message(s) interrupted by a crash will be sent")
+            configs = self._ingress.configured()
+            if self.only:
+                unknown = set(self.only) - {c["name"] for c in configs}
+                if unknown:
+                    raise InvalidInput(f"no channel named {', '.join(sorted(unknown))}")
+                configs = [c for c in configs if c["name"] in self.only]
             for config in configs:
                 adapter = self.make_adapter(config, self._ingest_for(config["name"]),
                                             self.report, self._ingress.offset(config["name"]))
