@@ -43,13 +43,6 @@ def _now(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-def _sentence_texts(text: str) -> list[str]:
-    """The sentences of a text that has several (a chat turn), else none: each is compared by
-    meaning on its own too, so a fact restated in one sentence is not diluted by the rest."""
-    parts = sentences(text)
-    return parts if len(parts) > 1 else []
-
-
 def _pack(vector: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
@@ -105,11 +98,12 @@ class Memory:
 
     def _embed(self, text: str) -> tuple[list[float] | None, list[list[float]], str | None]:
         """(vector, its sentences' vectors, None) or (None, [], why): a failing provider never
-        blocks a write. Sentences get vectors only when there are several (see _sentence_texts)."""
+        blocks a write. A text of several sentences (a chat turn) also gets one vector per
+        sentence, so a fact restated in one of them is not diluted by the rest."""
         if self.embedder is None:
             return None, [], None
         try:
-            vectors = self.embedder.embed_checked([text, *_sentence_texts(text)])
+            vectors = self.embedder.embed_checked([text, *sentences(text)])
         except EmbedderError as exc:
             return None, [], str(exc)
         return vectors[0], vectors[1:], None
@@ -164,7 +158,7 @@ class Memory:
             error: str | None = None
             if self.embedder is not None:
                 # One call for the batch: each text, then its sentences (where it has several).
-                spans = [[t, *_sentence_texts(t)] for t, *_ in batch]
+                spans = [[t, *sentences(t)] for t, *_ in batch]
                 try:
                     flat = self.embedder.embed_checked([x for span in spans for x in span])
                 except EmbedderError as exc:
@@ -296,8 +290,7 @@ class Memory:
 
         # The text grows only when the new phrasing says everything the old one did, and more,
         # within one sentence: of a chat turn, only the sentence that restates the fact is kept.
-        parts = sentences(text)
-        grown = next((p for p in (parts if len(parts) > 1 else [text]) if says_more(p)), None)
+        grown = next((p for p in (sentences(text) or (text,)) if says_more(p)), None)
         event_id = store.add_event(self.user, op, "merge", fact.id, None, at, {
             "phrasing": text, "source": source, "score": comparison.score,
             "method": comparison.method, "reason": comparison.reason,

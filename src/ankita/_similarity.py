@@ -116,10 +116,8 @@ def lexical_score(a: str, b: str) -> LexicalScore:
     whole = score_words(content_words(a), content_words(b))
     best = whole.score
     for short, long_ in ((a, b), (b, a)):
-        parts = sentences(long_) if "." in long_ or "!" in long_ or "?" in long_ else []
-        if len(parts) < 2:
-            continue
-        words = content_words(short)
+        parts = sentences(long_)
+        words = content_words(short) if parts else frozenset()
         for part in parts:
             best = max(best, score_words(words, content_words(part)).containment)
     if best > whole.score:

@@ -112,9 +112,12 @@ def clauses(text: str) -> list[tuple[str, ...]]:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
-def sentences(text: str) -> list[str]:
-    """The text's sentences: split after . ! or ? followed by a space, so "3.5" stays whole."""
-    return [part for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+@lru_cache(maxsize=TEXT_CACHE)
+def sentences(text: str) -> tuple[str, ...]:
+    """The sentences of a text that has several (a chat turn), else none. A sentence ends at
+    . ! or ? followed by a space, so "3.5" stays whole."""
+    parts = tuple(part for part in _SENTENCE_END.split(text.strip()) if part.strip())
+    return parts if len(parts) > 1 else ()
 
 
 @lru_cache(maxsize=65536)
