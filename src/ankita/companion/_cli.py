@@ -203,8 +203,7 @@ def _to_channel(target: str, run_id: int, text: str) -> None:
     assert where is not None
     store = _channels()
     try:
-        if store.channel(where[0]) is None:
-            raise NotFound(f"no channel named {where[0]!r}")
+        _configured(store, where[0])
         store.enqueue(where[0], where[1], text, dedupe=f"task-run:{run_id}")
     finally:
         store.close()
@@ -240,8 +239,8 @@ def tasks_add(ctx: click.Context, name: str, every: str | None, cron: str | None
     if bool(prompt) == bool(action):
         raise InvalidInput("give exactly one of --prompt, --action")
     where = check_target(target)
-    if where is not None and _channels().channel(where[0]) is None:
-        raise NotFound(f"no channel named {where[0]!r}; add it with `ankita channels add`")
+    if where is not None:
+        _configured(_channels(), where[0])
     s = _scheduler(ctx)
     job = s.add(name, f"{given[0][0]} {given[0][1]}", prompt or f"action:{action}",
                 kind="heartbeat" if heartbeat else "task", tz=tz, active_hours=active_hours,
@@ -468,6 +467,14 @@ def _channels() -> Channels:
     return Channels(channels_db_path())
 
 
+def _configured(store: Channels, name: str) -> dict[str, Any]:
+    """A channel's configuration, or a NotFound that says how to add it."""
+    config = store.channel(name)
+    if config is None:
+        raise NotFound(f"no channel named {name!r}; add it with `ankita channels add`")
+    return config
+
+
 @channels.command(name="list")
 @click.option("--json", "as_json", is_flag=True)
 def channels_list(as_json: bool) -> None:
@@ -542,9 +549,7 @@ def channels_test(name: str, chat_id: str | None) -> None:
     from ._channels import Sent
     from ._relay import open_adapter
 
-    config = _channels().channel(name)
-    if config is None:
-        raise NotFound(f"no channel named {name!r}; add it with `ankita channels add`")
+    config = _configured(_channels(), name)
     adapter = open_adapter(config, lambda updates, offset: None, _report, None)
     try:
         identity = adapter.connect(receive=False)
