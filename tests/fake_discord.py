@@ -6,13 +6,14 @@ after IDENTIFY, heartbeats acknowledged, and MESSAGE_CREATE dispatches with sequ
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+from aioserver import AioServer
 
 TOKEN = "MTAwMQ.fake.discord-secret-token-value"
 BOT = {"id": "1001", "username": "ankita", "discriminator": "0", "avatar": None,
@@ -42,29 +43,19 @@ class FakeDiscord:
         self.next_id = 5000
         self.ready = threading.Event()
         self.changed = threading.Condition()
-        self.loop = asyncio.new_event_loop()
-        started = threading.Event()
-        self.thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
-        self.thread.start()
-        started.wait(10)
+        self.server = AioServer(self._app())
+        self.port = self.server.port
         self.api = f"http://127.0.0.1:{self.port}/api/v10"
         self.gateway = f"ws://127.0.0.1:{self.port}/gateway"
 
-    def _serve(self, started: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/api/v10/users/@me", self._me)
         app.router.add_get("/api/v10/oauth2/applications/@me", self._application)
         app.router.add_post("/api/v10/channels/{channel}/messages", self._send)
         app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
         app.router.add_get("/gateway", self._gateway)
-        self.runner = web.AppRunner(app)
-        self.loop.run_until_complete(self.runner.setup())
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        self.loop.run_forever()
+        return app
 
     # -- REST -----------------------------------------------------------------------------
 
@@ -144,7 +135,7 @@ class FakeDiscord:
         if guild:
             message["guild_id"] = guild
         event = {"op": 0, "t": "MESSAGE_CREATE", "s": self._next(), "d": message}
-        asyncio.run_coroutine_threadsafe(self.sockets[-1].send_json(event), self.loop).result(5)
+        self.server.call(self.sockets[-1].send_json(event))
         return message["id"]
 
     # -- what tests do --------------------------------------------------------------------
@@ -161,12 +152,4 @@ class FakeDiscord:
             return list(self.sent)
 
     def stop(self) -> None:
-        async def close() -> None:
-            for ws in self.sockets:
-                await ws.close()
-            await self.runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
+        self.server.stop(self.sockets)

@@ -6,7 +6,6 @@ event envelopes and records every acknowledgement, with the moment it came.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -14,6 +13,8 @@ import uuid
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+from aioserver import AioServer
 
 BOT_TOKEN = "xoxb-1111-2222-secretbotvalue"
 APP_TOKEN = "xapp-1-A1-3333-secretappvalue"
@@ -28,25 +29,15 @@ class FakeSlack:
         self.sockets: list[web.WebSocketResponse] = []
         self.connected = threading.Event()
         self.changed = threading.Condition()
-        self.loop = asyncio.new_event_loop()
-        started = threading.Event()
-        self.thread = threading.Thread(target=self._serve, args=(started,), daemon=True)
-        self.thread.start()
-        started.wait(10)
+        self.server = AioServer(self._app())
+        self.port = self.server.port
         self.url = f"http://127.0.0.1:{self.port}/api/"
 
-    def _serve(self, started: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/link", self._socket)
-        self.runner = web.AppRunner(app)
-        self.loop.run_until_complete(self.runner.setup())
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        self.loop.run_forever()
+        return app
 
     # -- Web API --------------------------------------------------------------------------
 
@@ -114,7 +105,7 @@ class FakeSlack:
                 "accepts_response_payload": False, "retry_attempt": retry,
                 "retry_reason": "timeout" if retry else ""}
         self.connected.wait(10)
-        asyncio.run_coroutine_threadsafe(self.sockets[-1].send_json(body), self.loop).result(5)
+        self.server.call(self.sockets[-1].send_json(body))
         return envelope
 
     def dm(self, user: str, text: str, event_id: str | None = None, retry: int = 0) -> str:
@@ -136,12 +127,4 @@ class FakeSlack:
             return bool(predicate())
 
     def stop(self) -> None:
-        async def close() -> None:
-            for ws in self.sockets:
-                await ws.close()
-            await self.runner.cleanup()
-
-        asyncio.run_coroutine_threadsafe(close(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
+        self.server.stop(self.sockets)
