@@ -87,3 +87,28 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def memory(db: str, clock: Clock):
     with Memory(db, embedder="none", clock=clock) as m:
         yield m
+
+
+@pytest.fixture
+def chat_model(monkeypatch: pytest.MonkeyPatch):
+    """The scripted fake chat model on 127.0.0.1, configured as the companion's model."""
+    from fakemodel import FakeModel
+
+    fake = FakeModel()
+    monkeypatch.setenv("ANKITA_CHAT_URL", fake.url("ollama"))
+    monkeypatch.setenv("ANKITA_CHAT_MODEL", "fake")
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def responder(tmp_path: Path, chat_model):
+    """The companion as the channels' relay uses it, its memory in tmp_path/memory.db."""
+    from ankita.companion._model import open_model
+    from ankita.companion._relay import CompanionResponder
+
+    answering = CompanionResponder(
+        lambda user: Memory(tmp_path / "memory.db", user=user, embedder="none"), open_model(),
+        tmp_path / "persona.json", tmp_path / "chat.db")
+    yield answering
+    answering.close()

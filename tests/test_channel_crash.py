@@ -20,12 +20,11 @@ from click.testing import CliRunner
 from ankita.cli import cli
 from ankita.companion._channels import Channels
 from fake_telegram import TOKEN, FakeTelegram
-from fakemodel import FakeModel
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    telegram, model = FakeTelegram(), FakeModel()
+def env(tmp_path, monkeypatch, chat_model):
+    telegram = FakeTelegram()
     values = {"ANKITA_DB": str(tmp_path / "memory.db"), "ANKITA_USER": "sam",
               "ANKITA_EMBEDDER": "none",
               "ANKITA_CHANNELS_DB": str(tmp_path / "channels.db"),
@@ -33,12 +32,11 @@ def env(tmp_path, monkeypatch):
               "ANKITA_TASKS_DB": str(tmp_path / "tasks.db"),
               "ANKITA_PERSONA": str(tmp_path / "persona.json"),
               "ANKITA_TELEGRAM_API": telegram.url, "ANKITA_TG_TOKEN": TOKEN,
-              "ANKITA_CHAT_URL": model.url("ollama"), "ANKITA_CHAT_MODEL": "fake"}
+              "ANKITA_CHAT_URL": chat_model.url("ollama"), "ANKITA_CHAT_MODEL": "fake"}
     for key, value in values.items():
         monkeypatch.setenv(key, value)
     yield telegram, values
     telegram.stop()
-    model.stop()
 
 
 def wait_for(predicate, timeout=20.0):

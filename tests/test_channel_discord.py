@@ -10,10 +10,8 @@ import pytest
 
 from ankita import ChannelError, Memory
 from ankita.companion._channels import Channels
-from ankita.companion._model import open_model
-from ankita.companion._relay import CompanionResponder, Relay, open_adapter
+from ankita.companion._relay import Relay, open_adapter
 from fake_discord import TOKEN, FakeDiscord
-from fakemodel import FakeModel
 
 
 @pytest.fixture
@@ -27,31 +25,18 @@ def discord_server(monkeypatch):
 
 
 @pytest.fixture
-def model(monkeypatch):
-    fake = FakeModel()
-    monkeypatch.setenv("ANKITA_CHAT_URL", fake.url("ollama"))
-    monkeypatch.setenv("ANKITA_CHAT_MODEL", "fake")
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def relay(tmp_path, discord_server, model):
+def relay(tmp_path, discord_server, responder):
     store = Channels(tmp_path / "channels.db")
     store.add("dc", "discord", dm_policy="allowlist", group_policy="open",
               allow_from=["77", "78", "79"], user="sam")
     store.close()
     reports = []
-    responder = CompanionResponder(
-        lambda u: Memory(tmp_path / "memory.db", user=u, embedder="none"), open_model(),
-        tmp_path / "persona.json", tmp_path / "chat.db")
     running = Relay(tmp_path / "channels.db", responder, report=reports.append,
                     drain_every_s=0.2)
     assert running.start() == {"dc": "ankita (id 1001)"}
     running.reports = reports
     yield running
     running.stop()
-    responder.close()
 
 
 def test_a_direct_message_round_trip_with_memory(tmp_path, discord_server, relay):
@@ -70,7 +55,8 @@ def test_a_direct_message_round_trip_with_memory(tmp_path, discord_server, relay
     assert not any(TOKEN in line for line in relay.reports)
 
 
-def test_strangers_and_unmentioned_guild_messages_get_nothing(discord_server, relay, model):
+def test_strangers_and_unmentioned_guild_messages_get_nothing(discord_server, relay,
+                                                              chat_model):
     discord_server.say("66", "hello, anyone?")
     discord_server.say("66", "talking among ourselves", channel="555", guild="444")
     discord_server.say("66", "<@1001> I am a night owl", channel="555", guild="444",
@@ -78,7 +64,7 @@ def test_strangers_and_unmentioned_guild_messages_get_nothing(discord_server, re
     [reply] = discord_server.wait_sent(1)
     time.sleep(0.5)
     assert reply["channel_id"] == "555" and len(discord_server.sent) == 1
-    assert len(model.requests) == 2  # one turn (with its tool round), for the mention only
+    assert len(chat_model.requests) == 2  # one turn (with its tool round), for the mention only
     assert any("ignored 66" in line for line in relay.reports)
 
 

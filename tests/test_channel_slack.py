@@ -10,10 +10,8 @@ import pytest
 
 from ankita import Memory
 from ankita.companion._channels import Channels
-from ankita.companion._model import open_model
-from ankita.companion._relay import CompanionResponder, Relay, open_adapter
+from ankita.companion._relay import Relay, open_adapter
 from fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
-from fakemodel import FakeModel
 
 
 @pytest.fixture
@@ -27,16 +25,7 @@ def slack(monkeypatch):
 
 
 @pytest.fixture
-def model(monkeypatch):
-    fake = FakeModel()
-    monkeypatch.setenv("ANKITA_CHAT_URL", fake.url("ollama"))
-    monkeypatch.setenv("ANKITA_CHAT_MODEL", "fake")
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def relay(tmp_path, slack, model):
+def relay(tmp_path, slack, responder):
     store = Channels(tmp_path / "channels.db")
     store.add("sl", "slack", dm_policy="allowlist", group_policy="open", allow_from=["U1"],
               user="sam")
@@ -52,16 +41,12 @@ def relay(tmp_path, slack, model):
 
         return open_adapter(config, timed, report, offset)
 
-    responder = CompanionResponder(
-        lambda u: Memory(tmp_path / "memory.db", user=u, embedder="none"), open_model(),
-        tmp_path / "persona.json", tmp_path / "chat.db")
     running = Relay(tmp_path / "channels.db", responder, make_adapter=make,
                     report=reports.append, drain_every_s=0.2)
     assert running.start() == {"sl": "ankita in Fake Team"}
     running.stored_at, running.reports = stored_at, reports
     yield running
     running.stop()
-    responder.close()
 
 
 def test_a_message_round_trip_acknowledged_only_after_it_is_stored(tmp_path, slack, relay):
@@ -84,7 +69,7 @@ def test_a_message_round_trip_acknowledged_only_after_it_is_stored(tmp_path, sla
 
 
 def test_strangers_other_bots_and_unaddressed_channel_messages_get_nothing(slack, relay,
-                                                                           model):
+                                                                           chat_model):
     slack.dm("U2", "hi, who are you?")
     slack.deliver({"type": "message", "channel": "DU1", "channel_type": "im",
                    "bot_id": "B9", "user": "U9", "text": "I am a bot", "ts": "2"})
@@ -97,7 +82,7 @@ def test_strangers_other_bots_and_unaddressed_channel_messages_get_nothing(slack
     assert slack.wait(lambda: mention in slack.acks)
     time.sleep(0.5)
     assert slack.posted[0]["channel"] == "C1"
-    assert len(model.requests) == 2  # the mention only: one turn, with its tool round
+    assert len(chat_model.requests) == 2  # the mention only: one turn, with its tool round
     assert any("ignored U2" in line for line in relay.reports)
     assert len(slack.acks) == 4  # everything is acknowledged, answered or not
 

@@ -11,10 +11,8 @@ import pytest
 
 from ankita import Memory
 from ankita.companion._channels import Channels
-from ankita.companion._model import open_model
-from ankita.companion._relay import CompanionResponder, Relay, open_adapter
+from ankita.companion._relay import Relay, open_adapter
 from fake_telegram import TOKEN, FakeTelegram
-from fakemodel import FakeModel
 
 
 @pytest.fixture
@@ -22,15 +20,6 @@ def telegram(monkeypatch):
     fake = FakeTelegram()
     monkeypatch.setenv("ANKITA_TELEGRAM_API", fake.url)
     monkeypatch.setenv("ANKITA_TG_TOKEN", TOKEN)
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def model(monkeypatch):
-    fake = FakeModel()
-    monkeypatch.setenv("ANKITA_CHAT_URL", fake.url("ollama"))
-    monkeypatch.setenv("ANKITA_CHAT_MODEL", "fake")
     yield fake
     fake.stop()
 
@@ -45,28 +34,25 @@ def quick(config, ingest, report, offset):
     return open_adapter(config, ingest, report, offset, conflict_wait_s=0.2, backoff_s=(0.1,))
 
 
-def start_relay(tmp_path, reports, user="sam"):
+def start_relay(tmp_path, reports, responder, user="sam"):
     store = Channels(tmp_path / "channels.db")
     store.add("tg", "telegram", dm_policy="pairing", user=user)
     store.close()
-    responder = CompanionResponder(
-        lambda u: Memory(tmp_path / "memory.db", user=u, embedder="none"), open_model(),
-        tmp_path / "persona.json", tmp_path / "chat.db")
-    relay = Relay(tmp_path / "channels.db", responder, make_adapter=quick, report=reports,
-                  drain_every_s=0.2)
-    return relay, responder
+    return Relay(tmp_path / "channels.db", responder, make_adapter=quick, report=reports,
+                 drain_every_s=0.2)
 
 
-def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, model, caplog):
+def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, chat_model,
+                                                        responder, caplog):
     caplog.set_level(logging.DEBUG)  # the libraries log request URLs, which hold the token
     reports = Reports()
-    relay, responder = start_relay(tmp_path, reports)
+    relay = start_relay(tmp_path, reports, responder)
     assert relay.start() == {"tg": "@ankita_test_bot"}
     try:
         telegram.say(777, "hello?")
         [pairing] = telegram.wait_sent(1)
         assert pairing["chat"]["id"] == 777 and "ankita channels pair" in pairing["text"]
-        assert model.requests == []  # a stranger never reaches the companion
+        assert chat_model.requests == []  # a stranger never reaches the companion
         code = pairing["text"].rsplit(" ", 1)[1]
         store = Channels(tmp_path / "channels.db")
         assert store.pair(code) == ("tg", "777")
@@ -78,7 +64,6 @@ def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, mode
         assert telegram.wait_sent(3)[2]["text"] == "From what I remember: I live in Lyon."
     finally:
         relay.stop()
-        responder.close()
     with Memory(tmp_path / "memory.db", user="sam", embedder="none") as memory:
         assert [f.text for f in memory.list()] == ["I live in Lyon"]
     assert any(method == "sendChatAction" for method, _ in telegram.calls)
@@ -90,13 +75,11 @@ def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, mode
     assert "getUpdates" in caplog.text and TOKEN not in caplog.text
 
 
-def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, telegram, model):
+def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, telegram,
+                                                                    responder):
     store = Channels(tmp_path / "channels.db")
     store.add("tg", "telegram", dm_policy="disabled", group_policy="open")
     store.close()
-    responder = CompanionResponder(
-        lambda u: Memory(tmp_path / "memory.db", user=u, embedder="none"), open_model(),
-        tmp_path / "persona.json", tmp_path / "chat.db")
     relay = Relay(tmp_path / "channels.db", responder, make_adapter=quick, drain_every_s=0.2)
     relay.start()
     try:
@@ -108,20 +91,20 @@ def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, te
         time.sleep(0.5)
     finally:
         relay.stop()
-        responder.close()
     assert [(m["chat"]["id"], m["text"]) for m in telegram.sent] == [
         (-1001, "Got it, I'll remember that."),
         (-1001, "From what I remember: I am vegetarian.")]
     assert len(sent) == 2
 
 
-def test_409_and_429_are_survived_and_nothing_is_lost_or_doubled(tmp_path, telegram, model):
+def test_409_and_429_are_survived_and_nothing_is_lost_or_doubled(tmp_path, telegram,
+                                                                  responder):
     reports = Reports()
     telegram.fail("getUpdates", 409, "Conflict: terminated by other getUpdates request; make "
                   "sure that only one bot instance is running")
     telegram.fail("sendMessage", 429, "Too Many Requests: retry after 1",
                   parameters={"retry_after": 1})
-    relay, responder = start_relay(tmp_path, reports)
+    relay = start_relay(tmp_path, reports, responder)
     store = Channels(tmp_path / "channels.db")
     store.add("tg", "telegram", dm_policy="allowlist", allow_from=["42"], user="sam")
     relay.start()
@@ -132,7 +115,6 @@ def test_409_and_429_are_survived_and_nothing_is_lost_or_doubled(tmp_path, teleg
         waited = time.monotonic() - started
     finally:
         relay.stop()
-        responder.close()
     assert reply["text"] == "Got it, I'll remember that."
     assert waited >= 1.0  # Telegram's retry_after was honoured
     [row] = store.outbox()

@@ -1,7 +1,6 @@
 """The channels core: policy and pairing, durable ingress, the outbox (retries, 429, permanent
 failures, pacing, expiry, crash replay)."""
 
-from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -19,22 +18,6 @@ from ankita.companion._channels import (
     Transient,
     classify_http,
 )
-
-
-class Clock:
-    def __init__(self):
-        self.now = datetime(2026, 5, 1, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self):
-        return self.now
-
-    def advance(self, **kwargs):
-        self.now += timedelta(**kwargs)
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 @pytest.fixture
