@@ -197,17 +197,22 @@ class Channels:
                         (name, platform, dm_policy, group_policy,
                          json.dumps(sorted(allow_from or [])), user))
 
+    @staticmethod
+    def _config(row: tuple[Any, ...]) -> dict[str, Any]:
+        return {"name": row[0], "platform": row[1], "dm_policy": row[2],
+                "group_policy": row[3], "allow_from": json.loads(row[4]), "user": row[5]}
+
     def configured(self) -> list[dict[str, Any]]:
-        return [{"name": r[0], "platform": r[1], "dm_policy": r[2], "group_policy": r[3],
-                 "allow_from": json.loads(r[4]), "user": r[5]}
-                for r in self.db.execute("SELECT * FROM channels ORDER BY name")]
+        return [self._config(r) for r in self.db.execute("SELECT * FROM channels ORDER BY name")]
 
     def remove(self, name: str) -> None:
         if self.db.execute("DELETE FROM channels WHERE name = ?", (name,)).rowcount == 0:
             raise NotFound(f"no channel named {name!r}")
 
     def channel(self, name: str) -> dict[str, Any] | None:
-        return next((c for c in self.configured() if c["name"] == name), None)
+        # By key: every message and every queued reply looks its channel up.
+        row = self.db.execute("SELECT * FROM channels WHERE name = ?", (name,)).fetchone()
+        return self._config(row) if row else None
 
     # -- policy ---------------------------------------------------------------------------
 
