@@ -360,7 +360,8 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
     if plot_path:
         from ._plot import score_distributions
 
-        merge, conflict = Settings().thresholds("fact")
+        # The lines the evaluated memories used (environment included), not the bare defaults.
+        merge, conflict = Settings.from_env().thresholds("fact")
         title = (f"{Path(file).name if file else 'built-in pairs'}: embedder {name}, "
                  f"macro-F1 {report['macro_f1']:.3f}")
         report["plot"] = str(score_distributions(
