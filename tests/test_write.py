@@ -113,6 +113,24 @@ def test_compatible_neighbours_are_not_flagged(memory):
     assert memory.remember("I like blues").action == "created"
 
 
+@pytest.mark.parametrize("a,b,flagged", [
+    ("Anna is 30 years old", "Marek is 41 years old", False),
+    ("I lived in Oslo for 3 years", "I lived in Rome for 5 years", False),
+    ("Anna is allergic to cats", "Marek is not allergic to cats", False),
+    ("I swim with Anna on Mondays", "I swim with Marek on Fridays", False),
+    ("Anna quit smoking cigars", "Marek smokes a pipe", False),
+    # The same name, or the name is the replaced value: still one subject.
+    ("Anna is 30 years old", "Anna is 31 years old", True),
+    ("My sister lives in Lyon", "My sister lives in Paris", True),
+    # An acronym of the other side's capitalised words is the same name.
+    ("I am moving to the United Kingdom", "I am not moving to the UK", True),
+])
+def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, flagged):
+    memory.remember(a)
+    result = memory.remember(b)
+    assert (result.action == "conflict") is flagged, result.reason
+
+
 def test_links_are_symmetric(memory):
     a = memory.remember("I live in Berlin").fact
     b = memory.remember("I live in Munich").fact

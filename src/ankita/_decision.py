@@ -21,9 +21,10 @@ from ._similarity import (
     calibrate,
     count_covered,
     lexical_score,
+    match_words,
     score_words,
 )
-from ._text import content_words
+from ._text import acronyms, content_words, names
 
 MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
 MERGE_ONLY_CHECKS = frozenset({"different"})
@@ -80,6 +81,33 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
         return True
     jaccard = shared / (max(core_a, shared) + max(core_b, shared) - shared)
     return jaccard >= min(0.5, conflict_line)
+
+
+def _initials_of(name: str, text: str) -> bool:
+    """`name` is an acronym of capitalised words in `text` ("usa" and "United States")."""
+    return len(name) <= 6 and any(name.startswith(run) for run in acronyms(text))
+
+
+def names_apart(a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | None = None
+                ) -> tuple[str, str] | None:
+    """The same statement about two differently named things ("Anna is 30" / "Marek is 41",
+    "I lived in Oslo for 3 years" / "I lived in Rome for 5 years"): a name in each frame that
+    the other does not hold, and the rest of the frames alike (Jaccard >= 0.5) or both frames
+    short. A name stands for one individual, so these are two facts, not one that changed. In
+    a long chat turn a name is mostly a passing detail, which those conditions leave out. Words a
+    finding took out (a weekday, a month) are the disagreement itself. None if not apart."""
+    words_a, words_b = frames or (content_words(a), content_words(b))
+    only_a = sorted(n for n in names(a) & words_a
+                    if not count_covered((n,), words_b) and not _initials_of(n, b))
+    only_b = sorted(n for n in names(b) & words_b
+                    if not count_covered((n,), words_a) and not _initials_of(n, a))
+    if not only_a or not only_b:
+        return None
+    rest_a, rest_b = words_a - names(a), words_b - names(b)
+    shared = len(match_words(rest_a, rest_b))
+    union = len(rest_a) + len(rest_b) - shared
+    short = max(len(words_a), len(words_b)) <= SHORT_FACT_WORDS
+    return (only_a[0], only_b[0]) if short or union == 0 or shared / union >= 0.5 else None
 
 
 def _lexical_evidence(lex: LexicalScore) -> bool:
@@ -145,6 +173,11 @@ def compare_texts(
                                             for f in conflicting):
                 frame_score = max(frame_score, semantic)
 
+    # A value or an attribute finding *is* the differing name ("my sister lives in Lyon" /
+    # "... in Paris"); any other finding between two named subjects compares two things.
+    apart = (names_apart(old_text, new_text, frame_words(old_text, new_text, conflicting))
+             if conflicting and not any(f.check in ("value", "attribute") for f in conflicting)
+             else None)
     gates = (
         (f"score {score:.2f} >= merge line {dedup:.2f}", score >= dedup),
         (f"score {score:.2f} >= conflict line {conflict_line:.2f}", score >= conflict_line),
@@ -156,6 +189,8 @@ def compare_texts(
         ("no disagreement found", not findings),
         (f"frame related: {frame_score:.2f} >= {conflict_line:.2f}",
          frame_score >= conflict_line),
+        ("same named subject" + (f" (not: '{apart[0]}' vs '{apart[1]}')" if apart else ""),
+         apart is None),
     )
 
     def result(action: str, reason: str) -> Comparison:
@@ -169,12 +204,15 @@ def compare_texts(
         if not conflicting:
             return result(CREATE, f"similar ({score:.2f}) but not the same: "
                                   f"{'; '.join(str(f) for f in findings)}")
+        if apart:
+            return result(CREATE, f"similar but about different names ('{apart[0]}' vs "
+                                  f"'{apart[1]}')")
         if same_kind:
             return result(CONFLICT, f"near-identical but they disagree ({why})")
         return result(CREATE, f"similar but disagreeing, and kinds differ ({new_kind}/{old_kind})")
     if not same_kind:
         return result(CREATE, f"different kinds ({new_kind}/{old_kind}) never conflict")
-    if conflicting and frame_score >= conflict_line:
+    if conflicting and frame_score >= conflict_line and not apart:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
     if score >= conflict_line and not settings.detect_disagreement:
         if method == "lexical" and _lexical_evidence(lex):

@@ -180,3 +180,40 @@ def content_words(text: str) -> frozenset[str]:
         elif word not in STOP_WORDS and len(word) > 1:
             out.add(stem(word))
     return frozenset(out)
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def names(text: str) -> frozenset[str]:
+    """Content words written with a capital letter ("Lyon", "Priya", "Postgres"), stemmed as
+    content words are. Sentence-initial words count too: a fact's first word is mostly its
+    subject, and two subjects with different names are two different things."""
+    out = set()
+    content = content_words(text)
+    for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
+        if not raw[:1].isupper() or raw in ("I", "I'm", "I've", "I'll", "I'd"):
+            continue
+        for word in _expand(normalize(raw)):
+            word = _SPELLING.get(word, word)
+            if stem(word) in content:
+                out.add(stem(word))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def acronyms(text: str) -> frozenset[str]:
+    """Initials of each run of capitalised words, lowercased ("the United States" -> "us"), so
+    that an acronym ("USA") can be recognised as the same name."""
+    runs, run = [], ""
+    for raw in re.findall(r"\S+", unicodedata.normalize("NFKC", text)):
+        word = raw.strip("\"'()[],.;:!?")
+        if word[:1].isupper() and word not in ("I", "I'm"):
+            run += word[0].lower()
+            if word != raw and raw.rstrip(",.;:!?") != raw:  # punctuation ends the run
+                runs.append(run)
+                run = ""
+        else:
+            if len(run) >= 2:
+                runs.append(run)
+            run = ""
+    runs.append(run)
+    return frozenset(r for r in runs if len(r) >= 2)
