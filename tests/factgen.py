@@ -41,6 +41,17 @@ def fact(rng: random.Random) -> tuple[str, str]:
         ("habit", f"I run {rng.randint(2, 12)} km every {rng.choice(DAYS)}"),
         ("work", f"{s} works at {rng.choice(['Spotify', 'Deezer', 'a bakery', 'the museum'])}"),
         ("work", f"{s} no longer works at {rng.choice(['Spotify', 'Deezer', 'a bakery'])}"),
+        # Named subjects, sentence-initial words, acronyms and names with an opposite.
+        ("relationship", f"{n} is {rng.randint(20, 60)} years old"),
+        ("relationship", f"{n} lives in {p}"),
+        ("relationship", f"{n} doesn't live in {p} anymore"),
+        ("relationship", f"{n} {rng.choice(['loves', 'hates'])} {t}"),
+        ("location", f"I lived in {p} for {rng.randint(2, 9)} years"),
+        ("location", f"I'm {rng.choice(['', 'not '])}moving to the "
+                     f"{rng.choice(['United Kingdom', 'UK', 'USA', 'United States'])}"),
+        ("preference", f"{rng.choice(['Dark', 'Light'])} mode is what {n} prefers"),
+        ("habit", f"{t.capitalize()} is what I drink on {rng.choice(DAYS)}s"),
+        ("habit", f"{n} drinks {t.lower()} on {rng.choice(DAYS)}s"),
     ]
     kind, text = rng.choice(templates)
     return text, kind

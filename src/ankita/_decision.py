@@ -24,7 +24,7 @@ from ._similarity import (
     match_words,
     score_words,
 )
-from ._text import acronyms, content_words, names
+from ._text import ACRONYM_MAX, acronyms, content_words, names
 
 MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
 MERGE_ONLY_CHECKS = frozenset({"different"})
@@ -85,7 +85,7 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
 
 def _initials_of(name: str, text: str) -> bool:
     """`name` is an acronym of capitalised words in `text` ("usa" and "United States")."""
-    return len(name) <= 6 and any(name.startswith(run) for run in acronyms(text))
+    return len(name) <= ACRONYM_MAX and any(name.startswith(run) for run in acronyms(text))
 
 
 def names_apart(a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | None = None

@@ -148,7 +148,7 @@ def _numbers(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
-def _droppable_stems() -> frozenset[str]:
+def droppable_stems() -> frozenset[str]:
     words = set(CHANGE_OF_STATE) | {w for p in _CHANGE_PHRASES for w in p}
     return frozenset(stem(w) for w in words) | _WEEKDAY_STEMS | _MONTH_STEMS
 
@@ -157,7 +157,7 @@ def _droppable_stems() -> frozenset[str]:
 def core_size(text: str) -> int:
     """Content words a finding can never take out of the frame: all but numbers, days,
     months and change-of-state words. Lower bound on the frame's size (for the gate)."""
-    drop = _droppable_stems()
+    drop = droppable_stems()
     return sum(1 for w in content_words(text)
                if w not in drop and not any(c.isdigit() for c in w))
 
@@ -319,6 +319,36 @@ def check_value(a: str, b: str) -> list[Finding]:
             return different
     return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame",
                     words)]
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def value_slot_keys(text: str) -> frozenset[str]:
+    """The slot keys of the spans for which `check_value(text, other)` can report a `value`
+    finding, whatever `other` is: each condition below is one of its own, read on this side
+    alone. A stored fact is filed under these only (docs/scale.md)."""
+    from ._index import MAX_SLOT, slot_key
+
+    ta, sa = _frame_tokens(text), frame_sequence(text)
+    if any(w in MULTI_VALUED or w in _ADDITIVE for w in ta):
+        return frozenset()
+    keys = set()
+    for i in range(len(ta)):
+        for j in range(i + 1, min(i + MAX_SLOT, len(ta)) + 1):
+            old, before, after = ta[i:j], ta[:i], ta[j:]
+            old_c = [w for w in old if w not in STOP_WORDS]
+            if not old_c:
+                continue
+            if not after or all(w in STOP_WORDS for w in after):
+                if any(w in _WEAK_MULTI for w in before):
+                    continue
+            if not _numbers(" ".join(old)):  # then the value must follow a frame word
+                frame_c = [w for w in before + after if w not in FUNCTION_WORDS]
+                if not any(w not in FUNCTION_WORDS for w in before):
+                    continue
+                if len(old_c) > max(2, len(frame_c)):
+                    continue
+            keys.add(slot_key(sa, i, j))
+    return frozenset(keys)
 
 
 def _content_sequence(text: str) -> list[str]:

@@ -22,14 +22,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ._attributes import attribute_keys
-from ._disagree import OPPOSITE_OF, frame_sequence
-from ._similarity import PREFIX_MIN
-from ._text import STOP_WORDS, TEXT_CACHE, content_words, stem, tokens
+from ._disagree import (
+    OPPOSITE_OF,
+    core_size,
+    droppable_stems,
+    frame_sequence,
+    value_slot_keys,
+)
+from ._similarity import PREFIX_MIN, SHORT_FACT_WORDS
+from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words, names, stem, tokens
 
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "2"
+ANALYZER_VERSION = "3"
 
 
 def _digest(parts: tuple[str, ...]) -> str:
@@ -40,43 +46,108 @@ def _digest(parts: tuple[str, ...]) -> str:
 def slot_keys(text: str) -> frozenset[str]:
     """One key per (prefix, suffix) around every span of 1..3 tokens of the fact's frame."""
     seq = frame_sequence(text)
-    keys = set()
-    for i in range(len(seq)):
-        for j in range(i + 1, min(i + MAX_SLOT, len(seq)) + 1):
-            keys.add(_digest(seq[:i]) + _digest(seq[j:]))
-    return frozenset(keys)
+    return frozenset(slot_key(seq, i, j) for i in range(len(seq))
+                     for j in range(i + 1, min(i + MAX_SLOT, len(seq)) + 1))
+
+
+def slot_key(seq: tuple[str, ...], i: int, j: int) -> str:
+    """The key of `seq` with tokens i..j replaced: the same for every replacement."""
+    return _digest(seq[:i]) + _digest(seq[j:])
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def firm_names(text: str) -> frozenset[str]:
+    """Names no finding can take out of a frame or rename: not a number, day, month or change
+    word, and without an opposite. Two facts each holding one the other lacks never conflict
+    through their frames (`_decision.names_apart`)."""
+    drop = droppable_stems() | _with_opposite()
+    return frozenset(n for n in names(text) if n not in drop and not n[:1].isdigit())
+
+
+@lru_cache(maxsize=1)
+def _with_opposite() -> frozenset[str]:
+    return frozenset(OPPOSITE_OF) | frozenset(stem(w) for w in OPPOSITE_OF)
+
+
+def is_short(text: str) -> bool:
+    """At most SHORT_FACT_WORDS words no finding can take out: may link on one shared word."""
+    return core_size(text) <= SHORT_FACT_WORDS
 
 
 @lru_cache(maxsize=TEXT_CACHE)
 def index_terms(text: str) -> frozenset[str]:
-    """Every term a stored fact is filed under."""
-    return frozenset({"c:" + w for w in content_words(text)}
-                     | {"s:" + k for k in slot_keys(text)}
-                     | {"a:" + k for k in attribute_keys(text)})
+    """Every term a stored fact is filed under: `c:` each content word; `s:` slot keys; `a:`
+    attributes; `n:` each name. The same words again under `h:` if the fact is short, and
+    under `o:` / `ho:` if it holds no firm name (open to any fact sharing its words)."""
+    words = content_words(text)
+    fields = ["c:"]
+    open_ = not firm_names(text)
+    if open_:
+        fields.append("o:")
+    if is_short(text):
+        fields += ["h:", "ho:"] if open_ else ["h:"]
+    return frozenset({f + w for f in fields for w in words}
+                     | {"s:" + k for k in value_slot_keys(text)}
+                     | {"a:" + k for k in attribute_keys(text)}
+                     | {"n:" + w for w in names(text)}
+                     | {"r:" + run for run in acronyms(text)})
+
+
+@dataclass(frozen=True)
+class Group:
+    """The stored words that match one word of the new fact: these exactly, and every
+    extension of `ranges` (prefix rule, both ways)."""
+
+    exact: frozenset[str]
+    ranges: frozenset[str]
 
 
 @dataclass(frozen=True)
 class Lookup:
-    """What to ask the index for one new fact."""
+    """What to ask the index for one new fact (docs/scale.md)."""
 
-    exact: frozenset[str]
-    prefixes: frozenset[str]  # terms whose stored extensions also count ("c:postgr" -> ...sql)
+    specific: frozenset[str]  # slot keys and attributes: any fact filed under one counts
+    groups: tuple[Group, ...]  # one per content word, and one for all their opposites
+    name_groups: tuple[Group, ...]  # its names and their opposites
+    # Names that may be an acronym of the other's capitalised words, and our own initials.
+    acronym_groups: tuple[Group, ...]  # under r:
+    initials_groups: tuple[Group, ...]  # under n:
+    short: bool
+    named: bool  # holds a firm name
+
+
+def _group(words: set[str]) -> Group:
+    exact, ranges = set(words), set()
+    for word in words:
+        if len(word) >= PREFIX_MIN:
+            ranges.add(word)
+            # Stored words that are a prefix of this one (postgres stored, postgresql new).
+            exact.update(word[:n] for n in range(PREFIX_MIN, len(word)))
+    return Group(frozenset(exact), frozenset(ranges))
+
+
+def _opposites(tokens_: set[str]) -> set[str]:
+    out: set[str] = set()
+    for token in tokens_:
+        for opposite in OPPOSITE_OF.get(token, ()):
+            if opposite not in STOP_WORDS:
+                out |= {opposite, stem(opposite)}
+    return out
 
 
 @lru_cache(maxsize=4096)
 def lookup_for(text: str) -> Lookup:
-    exact: set[str] = set(index_terms(text))
-    prefixes: set[str] = set()
     words = content_words(text)
-    for word in words:
-        if len(word) >= PREFIX_MIN:
-            prefixes.add("c:" + word)
-            # Stored words that are a prefix of this one (postgres stored, postgresql new).
-            exact.update("c:" + word[:n] for n in range(PREFIX_MIN, len(word)))
-    # Opposites: a stored fact holding the opposite of one of our content words.
+    # Opposites count as one more shared slot (frames rename them), at most one per pair.
     raw = {t for t in tokens(text) if t not in STOP_WORDS}
-    for token in set(words) | raw:
-        for opposite in OPPOSITE_OF.get(token, ()):
-            if opposite not in STOP_WORDS:
-                exact.update({"c:" + opposite, "c:" + stem(opposite)})
-    return Lookup(frozenset(exact), frozenset(prefixes))
+    opposite = _opposites(set(words) | raw)
+    groups = [_group({w}) for w in sorted(words)] + ([_group(opposite)] if opposite else [])
+    own = names(text)
+    name_groups = [_group(set(own) | _opposites(set(own)))] if own else []
+    return Lookup(frozenset({"s:" + k for k in slot_keys(text)}
+                            | {"a:" + k for k in attribute_keys(text)}),
+                  tuple(groups), tuple(name_groups),
+                  tuple(Group(frozenset(n[:k] for k in range(2, len(n) + 1)), frozenset())
+                        for n in own if len(n) <= ACRONYM_MAX),
+                  tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
+                  is_short(text), bool(firm_names(text)))

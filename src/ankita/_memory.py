@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 import struct
 import uuid
@@ -18,7 +19,7 @@ from ._embedders import Embedder, resolve_embedder
 from ._errors import EmbedderError, InvalidInput, NotFound, UndoError
 from ._index import lookup_for
 from ._models import Conflict, Event, Fact, Recall, WriteResult
-from ._similarity import cosine, match_words
+from ._similarity import SHORT_LINK_SCORE, cosine, match_words
 from ._sql import SQLStore, open_store
 from ._text import content_words, sentences
 from ._validate import (
@@ -236,7 +237,33 @@ class Memory:
         if self.candidate_search == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         lookup = lookup_for(text)
-        ids = set(store.candidate_ids(self.user, sorted(lookup.exact), sorted(lookup.prefixes)))
+        ids = store.term_ids(self.user, sorted(lookup.specific))
+        dedup, conflict_line = self.settings.thresholds(kind)
+        if not (self.settings.detect_disagreement and conflict_line >= 0.5
+                and dedup > SHORT_LINK_SCORE):
+            # Outside the bounds docs/scale.md proves for: every fact sharing a word.
+            ids |= store.filed_under(self.user, "c:", lookup.groups, 1)
+        elif not lookup.named:
+            # Two shared words, or one between two short facts.
+            ids |= store.filed_under(self.user, "c:", lookup.groups, 2)
+            if lookup.short:
+                ids |= store.filed_under(self.user, "h:", lookup.groups, 1)
+        else:
+            # A fact holding a name this one lacks, while this one holds a name it lacks, is
+            # about something else: it counts only if it holds one of our names, we hold
+            # one of its names, or it could reach the merge line on shared words alone.
+            ids |= store.filed_under(self.user, "o:", lookup.groups, 2)
+            if lookup.short:
+                ids |= store.filed_under(self.user, "ho:", lookup.groups, 1)
+            ids |= store.filed_under(self.user, "n:", lookup.groups, 1)
+            ids |= store.filed_under(self.user, "c:", lookup.name_groups, 1)
+            # An acronym of the other's capitalised words is the same name ("UK").
+            ids |= store.filed_under(self.user, "r:", lookup.acronym_groups, 1)
+            ids |= store.filed_under(self.user, "n:", lookup.initials_groups, 1)
+            # Jaccard >= dedup with a word apart on each side needs this many shared words.
+            needed = math.ceil(2 * dedup / (1 - dedup) - 1e-9) if dedup < 1 else None
+            if needed is not None:
+                ids |= store.filed_under(self.user, "c:", lookup.groups, max(2, needed))
         if probes and model:
             line = self.settings.cosine_lines(model, kind)[1]
             # A hair below the line: float32 search must not lose a pair the exact cosine keeps.

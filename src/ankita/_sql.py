@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._errors import StoreError
+from ._index import Group
 from ._models import Event, Fact
 
 F = TypeVar("F")
@@ -243,24 +244,36 @@ class SQLStore:
         self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
         self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
 
-    def candidate_ids(self, user: str, exact: Sequence[str],
-                      prefixes: Sequence[str]) -> list[str]:
-        """Facts filed under any exact term, or under a term that extends a prefix."""
-        clauses, params = [], []
-        for start in range(0, len(exact), 500):
-            chunk = list(exact[start:start + 500])
-            clauses.append(f'SELECT fact_id FROM terms WHERE "user" = ? AND term IN '
-                           f"({_marks(chunk)})")
-            params += [user, *chunk]
-        for prefix in prefixes:
-            # Terms that extend the prefix: the range [prefix, prefix + U+10FFFF), in code
-            # point order (the terms column compares bytes in both backends).
-            clauses.append('SELECT fact_id FROM terms WHERE "user" = ? AND term > ? '
-                           "AND term < ?")
-            params += [user, prefix, prefix + "\U0010ffff"]
-        if not clauses:
-            return []
-        return [r[0] for r in self._run(" UNION ".join(clauses), params).fetchall()]
+    def term_ids(self, user: str, terms: Sequence[str]) -> set[str]:
+        """Facts filed under any of these exact terms."""
+        return self.filed_under(user, "", [Group(frozenset(terms), frozenset())], 1)
+
+    def filed_under(self, user: str, field: str, groups: Sequence[Group],
+                    at_least: int) -> set[str]:
+        """Facts filed under `field` + a word of at least `at_least` different groups (the
+        group's exact words, or any extension of its ranges)."""
+        if at_least > len(groups):
+            return set()
+        count = at_least > 1
+        parts, params = [], []
+        for number, group in enumerate(groups):
+            select = f"SELECT fact_id, {number} AS g FROM terms" if count else \
+                "SELECT fact_id FROM terms"
+            exact = sorted(field + w for w in group.exact)
+            for start in range(0, len(exact), 500):
+                chunk = exact[start:start + 500]
+                parts.append(f'{select} WHERE "user" = ? AND term IN ({_marks(chunk)})')
+                params += [user, *chunk]
+            for word in sorted(group.ranges):
+                # Terms that extend the prefix: the range [prefix, prefix + U+10FFFF), in code
+                # point order (the terms column compares bytes in both backends).
+                parts.append(f'{select} WHERE "user" = ? AND term > ? AND term < ?')
+                params += [user, field + word, field + word + "\U0010ffff"]
+        if not parts:
+            return set()
+        sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
+               f"HAVING COUNT(DISTINCT g) >= {int(at_least)}") if count else " UNION ".join(parts)
+        return {r[0] for r in self._run(sql, params).fetchall()}
 
     def id_exists(self, fact_id: str) -> bool:
         """True if the id was ever used (ids are never reused, even after a forget)."""

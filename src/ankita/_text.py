@@ -199,6 +199,9 @@ def names(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+ACRONYM_MAX = 6  # longest name read as an acronym ("usa", "nasa")
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def acronyms(text: str) -> frozenset[str]:
     """Initials of each run of capitalised words, lowercased ("the United States" -> "us"), so
