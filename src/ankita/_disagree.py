@@ -6,7 +6,6 @@ shared frame it is the evidence for a conflict.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -279,13 +278,16 @@ def check_value(a: str, b: str) -> list[Finding]:
     if not slot_keys(a) & slot_keys(b):
         return []
     ta, tb = list(_frame_tokens(a)), list(_frame_tokens(b))
-    sa, sb = list(frame_sequence(a)), list(frame_sequence(b))
-    ops = [op for op in difflib.SequenceMatcher(a=sa, b=sb, autojunk=False).get_opcodes()
-           if op[0] != "equal"]
-    if len(ops) != 1 or ops[0][0] != "replace":
+    sa, sb = frame_sequence(a), frame_sequence(b)
+    # One span replaced: what is left between the common start and the common end, on both
+    # sides, and nothing shared between the two spans (else it is more than one change).
+    limit = min(len(sa), len(sb))
+    i1 = next((k for k in range(limit) if sa[k] != sb[k]), limit)
+    tail = next((k for k in range(limit - i1) if sa[-1 - k] != sb[-1 - k]), limit - i1)
+    i2, j2 = len(sa) - tail, len(sb) - tail
+    if i1 == i2 or i1 == j2 or set(sa[i1:i2]) & set(sb[i1:j2]):
         return []
-    _, i1, i2, j1, j2 = ops[0]
-    old, new = ta[i1:i2], tb[j1:j2]
+    old, new = ta[i1:i2], tb[i1:j2]
     before, frame = ta[:i1], ta[:i1] + ta[i2:]
     if len(old) > 3 or len(new) > 3:
         return []
@@ -321,11 +323,19 @@ def check_value(a: str, b: str) -> list[Finding]:
                     words)]
 
 
+def span_stop_words(text: str, i: int, j: int) -> str:
+    """The stop words inside tokens i..j of a frame, as one tag: "" for none, the word for one,
+    "*" for more. Two spans that share a word are not one value replaced by another."""
+    ta, sa = _frame_tokens(text), frame_sequence(text)
+    stops = sorted({sa[k] for k in range(i, j) if ta[k] in STOP_WORDS})
+    return "" if not stops else stops[0] if len(stops) == 1 else "*"
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def value_slot_keys(text: str) -> frozenset[str]:
-    """The slot keys of the spans for which `check_value(text, other)` can report a `value`
-    finding, whatever `other` is: each condition below is one of its own, read on this side
-    alone. A stored fact is filed under these only (docs/scale.md)."""
+    """`slot key#stop tag` of the spans for which `check_value(text, other)` can report a
+    `value` finding, whatever `other` is: each condition below is one of its own, read on this
+    side alone. A stored fact is filed under these only (docs/scale.md)."""
     from ._index import MAX_SLOT, slot_key
 
     ta, sa = _frame_tokens(text), frame_sequence(text)
@@ -347,7 +357,7 @@ def value_slot_keys(text: str) -> frozenset[str]:
                     continue
                 if len(old_c) > max(2, len(frame_c)):
                     continue
-            keys.add(slot_key(sa, i, j))
+            keys.add(f"{slot_key(sa, i, j)}#{span_stop_words(text, i, j)}")
     return frozenset(keys)
 
 

@@ -35,7 +35,7 @@ from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words,
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "3"
+ANALYZER_VERSION = "4"
 
 
 def _digest(parts: tuple[str, ...]) -> str:
@@ -106,7 +106,10 @@ class Group:
 class Lookup:
     """What to ask the index for one new fact (docs/scale.md)."""
 
-    specific: frozenset[str]  # slot keys and attributes: any fact filed under one counts
+    specific: frozenset[str]  # attributes: any fact filed under one counts
+    # Slot keys, each with the words of our span there: a stored span whose stop word is one
+    # of them shares a word with ours, so it is not one value replaced by another.
+    slots: tuple[tuple[str, frozenset[str]], ...]
     groups: tuple[Group, ...]  # one per content word, and one for all their opposites
     name_groups: tuple[Group, ...]  # its names and their opposites
     # Names that may be an acronym of the other's capitalised words, and our own initials.
@@ -144,8 +147,14 @@ def lookup_for(text: str) -> Lookup:
     groups = [_group({w}) for w in sorted(words)] + ([_group(opposite)] if opposite else [])
     own = names(text)
     name_groups = [_group(set(own) | _opposites(set(own)))] if own else []
-    return Lookup(frozenset({"s:" + k for k in slot_keys(text)}
-                            | {"a:" + k for k in attribute_keys(text)}),
+    seq = frame_sequence(text)
+    slots: dict[str, frozenset[str]] = {}
+    for i in range(len(seq)):
+        for j in range(i + 1, min(i + MAX_SLOT, len(seq)) + 1):
+            key, words = slot_key(seq, i, j), frozenset(seq[i:j])
+            slots[key] = slots[key] & words if key in slots else words
+    return Lookup(frozenset({"a:" + k for k in attribute_keys(text)}),
+                  tuple(sorted(slots.items(), key=lambda kv: kv[0])),
                   tuple(groups), tuple(name_groups),
                   tuple(Group(frozenset(n[:k] for k in range(2, len(n) + 1)), frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),

@@ -238,6 +238,7 @@ class Memory:
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         lookup = lookup_for(text)
         ids = store.term_ids(self.user, sorted(lookup.specific))
+        ids |= store.slot_ids(self.user, lookup.slots)
         dedup, conflict_line = self.settings.thresholds(kind)
         if not (self.settings.detect_disagreement and conflict_line >= 0.5
                 and dedup > SHORT_LINK_SCORE):

@@ -248,6 +248,26 @@ class SQLStore:
         """Facts filed under any of these exact terms."""
         return self.filed_under(user, "", [Group(frozenset(terms), frozenset())], 1)
 
+    def slot_ids(self, user: str, slots: Sequence[tuple[str, frozenset[str]]]) -> set[str]:
+        """Facts filed under `s:<key>#<tag>` for one of these keys, but not with a tag that is
+        one of the words given with the key."""
+        parts, params = [], []
+        for key, words in slots:
+            head = f"s:{key}#"
+            skip = sorted(head + w for w in words)
+            parts.append('SELECT fact_id FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
+                         + (f" AND term NOT IN ({_marks(skip)})" if skip else ""))
+            params += [user, head, head + "\U0010ffff", *skip]
+        if not parts:
+            return set()
+        ids: set[str] = set()
+        for start in range(0, len(parts), 200):  # bounded statement size
+            sql = " UNION ".join(parts[start:start + 200])
+            count = sum(3 + len(w) for _, w in slots[start:start + 200])
+            before = sum(3 + len(w) for _, w in slots[:start])
+            ids |= {r[0] for r in self._run(sql, params[before:before + count]).fetchall()}
+        return ids
+
     def filed_under(self, user: str, field: str, groups: Sequence[Group],
                     at_least: int) -> set[str]:
         """Facts filed under `field` + a word of at least `at_least` different groups (the
