@@ -106,6 +106,9 @@ class SQLStore:
 
     _contains = "instr(lower(text), lower(?)) > 0"  # substring, no wildcard characters
 
+    # The user column where an id lookup already narrows the rows (see SQLiteStore).
+    _user_filter = '"user"'
+
     def _ids_clause(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
         return f"id IN ({_marks(ids)})", list(ids)
 
@@ -186,8 +189,8 @@ class SQLStore:
         if not ids:
             return []
         clause, params = self._ids_clause(ids)
-        return self._facts(f'WHERE "user" = ? AND {clause} ORDER BY seq', [user, *params],
-                           links)
+        return self._facts(f"WHERE {clause} AND {self._user_filter} = ? ORDER BY seq",
+                           [*params, user], links)
 
     def insert_fact(self, fact: Fact) -> None:
         self._run(f"INSERT INTO facts ({FACT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
