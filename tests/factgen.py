@@ -52,6 +52,8 @@ def fact(rng: random.Random) -> tuple[str, str]:
         ("preference", f"{rng.choice(['Dark', 'Light'])} mode is what {n} prefers"),
         ("habit", f"{t.capitalize()} is what I drink on {rng.choice(DAYS)}s"),
         ("habit", f"{n} drinks {t.lower()} on {rng.choice(DAYS)}s"),
+        ("tool", f"I drive a {rng.choice(['Toyota', 'Honda', 'Volvo'])}"),
+        ("tool", f"I switched to driving a {rng.choice(['Toyota', 'Honda', 'Volvo'])}"),
     ]
     kind, text = rng.choice(templates)
     return text, kind

@@ -119,6 +119,8 @@ def test_compatible_neighbours_are_not_flagged(memory):
     ("Anna is allergic to cats", "Marek is not allergic to cats", False),
     ("I swim with Anna on Mondays", "I swim with Marek on Fridays", False),
     ("Anna quit smoking cigars", "Marek smokes a pipe", False),
+    # A stated change where the names are not the subject: one thing changed.
+    ("I drive a Toyota", "I switched to driving a Honda", True),
     # The same name, or the name is the replaced value: still one subject.
     ("Anna is 30 years old", "Anna is 31 years old", True),
     ("My sister lives in Lyon", "My sister lives in Paris", True),

@@ -24,7 +24,7 @@ from ._similarity import (
     match_words,
     score_words,
 )
-from ._text import ACRONYM_MAX, acronyms, content_words, names
+from ._text import ACRONYM_MAX, acronyms, content_words, leading_name, names
 
 MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
 MERGE_ONLY_CHECKS = frozenset({"different"})
@@ -174,10 +174,14 @@ def compare_texts(
                 frame_score = max(frame_score, semantic)
 
     # A value or an attribute finding *is* the differing name ("my sister lives in Lyon" /
-    # "... in Paris"); any other finding between two named subjects compares two things.
+    # "... in Paris"), and so is a stated change when no name is the subject ("I live in
+    # Toronto" / "I moved to Montreal"); any other finding between two named things compares
+    # two things.
+    names_are_values = any(f.check in ("value", "attribute") for f in conflicting) or (
+        any(f.check == "change_of_state" for f in conflicting)
+        and not leading_name(old_text) and not leading_name(new_text))
     apart = (names_apart(old_text, new_text, frame_words(old_text, new_text, conflicting))
-             if conflicting and not any(f.check in ("value", "attribute") for f in conflicting)
-             else None)
+             if conflicting and not names_are_values else None)
     gates = (
         (f"score {score:.2f} >= merge line {dedup:.2f}", score >= dedup),
         (f"score {score:.2f} >= conflict line {conflict_line:.2f}", score >= conflict_line),

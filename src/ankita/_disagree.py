@@ -227,7 +227,7 @@ def check_opposites(a: str, b: str) -> list[Finding]:
 
 
 @lru_cache(maxsize=TEXT_CACHE)
-def _change_words(text: str) -> frozenset[str]:
+def change_words(text: str) -> frozenset[str]:
     toks = tokens(text)
     found = {w for w in toks if w in CHANGE_OF_STATE}
     found |= {" ".join(p) for p in _CHANGE_PHRASES if _has_phrase(toks, p)}
@@ -243,7 +243,7 @@ def _word_forms(text: str) -> frozenset[str]:
 
 def check_change_of_state(a: str, b: str) -> list[Finding]:
     """Change-of-state wording ("moved to", "quit", "no longer", "now") on one side only."""
-    ca, cb = _change_words(a), _change_words(b)
+    ca, cb = change_words(a), change_words(b)
     if bool(ca) == bool(cb):
         return []
     side, words = ("first", ca) if ca else ("second", cb)
@@ -431,7 +431,7 @@ def may_conflict(a: str, b: str) -> bool:
     wb = _word_forms(b)
     if any(OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a)):
         return True
-    if bool(_change_words(a)) != bool(_change_words(b)):
+    if bool(change_words(a)) != bool(change_words(b)):
         return True
     return bool(slot_keys(a) & slot_keys(b))  # value: one span of <= 3 tokens replaced
 

@@ -24,6 +24,7 @@ from functools import lru_cache
 from ._attributes import attribute_keys
 from ._disagree import (
     OPPOSITE_OF,
+    change_words,
     core_size,
     droppable_stems,
     frame_sequence,
@@ -35,7 +36,7 @@ from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words,
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "4"
+ANALYZER_VERSION = "5"
 
 
 def _digest(parts: tuple[str, ...]) -> str:
@@ -69,6 +70,13 @@ def _with_opposite() -> frozenset[str]:
     return frozenset(OPPOSITE_OF) | frozenset(stem(w) for w in OPPOSITE_OF)
 
 
+def named(text: str) -> bool:
+    """Holds a firm name and states no change: a stated change between two named things may
+    be one thing changing ("I live in Toronto" / "I moved to Montreal"), which the name rule
+    of `_decision` leaves alone, so such a fact is open to every fact sharing its words."""
+    return bool(firm_names(text)) and not change_words(text)
+
+
 def is_short(text: str) -> bool:
     """At most SHORT_FACT_WORDS words no finding can take out: may link on one shared word."""
     return core_size(text) <= SHORT_FACT_WORDS
@@ -81,7 +89,7 @@ def index_terms(text: str) -> frozenset[str]:
     under `o:` / `ho:` if it holds no firm name (open to any fact sharing its words)."""
     words = content_words(text)
     fields = ["c:"]
-    open_ = not firm_names(text)
+    open_ = not named(text)
     if open_:
         fields.append("o:")
     if is_short(text):
@@ -159,4 +167,4 @@ def lookup_for(text: str) -> Lookup:
                   tuple(Group(frozenset(n[:k] for k in range(2, len(n) + 1)), frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
-                  is_short(text), bool(firm_names(text)))
+                  is_short(text), named(text))

@@ -199,6 +199,12 @@ def names(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def leading_name(text: str) -> bool:
+    """Does the text open with a name ("Anna quit smoking"), its subject?"""
+    first = _WORD.search(unicodedata.normalize("NFKC", text))
+    return first is not None and stem(_expand(normalize(first.group()))[0]) in names(text)
+
+
 ACRONYM_MAX = 6  # longest name read as an acronym ("usa", "nasa")
 
 
