@@ -6,6 +6,7 @@ import sqlite3
 from click.testing import CliRunner
 
 from ankita import Memory
+from ankita._index import ANALYZER_VERSION
 from ankita.cli import cli
 
 
@@ -118,4 +119,5 @@ def test_a_store_indexed_by_an_older_text_analysis_is_refiled_when_opened(db):
     with Memory(db, embedder="none") as memory:
         again = memory.remember("I play guitar every day", kind="hobby")
         assert again.action == "merged" and again.fact.id == played.id
-        assert memory.store.query("SELECT value FROM meta WHERE key = 'analyzer'") == [("2",)]
+        assert memory.store.query("SELECT value FROM meta WHERE key = 'analyzer'") == [
+            (ANALYZER_VERSION,)]
