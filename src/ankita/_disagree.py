@@ -323,10 +323,9 @@ def check_value(a: str, b: str) -> list[Finding]:
                     words)]
 
 
-def span_stop_words(text: str, i: int, j: int) -> str:
+def _stop_tag(ta: tuple[str, ...], sa: tuple[str, ...], i: int, j: int) -> str:
     """The stop words inside tokens i..j of a frame, as one tag: "" for none, the word for one,
     "*" for more. Two spans that share a word are not one value replaced by another."""
-    ta, sa = _frame_tokens(text), frame_sequence(text)
     stops = sorted({sa[k] for k in range(i, j) if ta[k] in STOP_WORDS})
     return "" if not stops else stops[0] if len(stops) == 1 else "*"
 
@@ -336,28 +335,27 @@ def value_slot_keys(text: str) -> frozenset[str]:
     """`slot key#stop tag` of the spans for which `check_value(text, other)` can report a
     `value` finding, whatever `other` is: each condition below is one of its own, read on this
     side alone. A stored fact is filed under these only (docs/scale.md)."""
-    from ._index import MAX_SLOT, slot_key
+    from ._index import slot_key, spans
 
     ta, sa = _frame_tokens(text), frame_sequence(text)
     if any(w in MULTI_VALUED or w in _ADDITIVE for w in ta):
         return frozenset()
     keys = set()
-    for i in range(len(ta)):
-        for j in range(i + 1, min(i + MAX_SLOT, len(ta)) + 1):
-            old, before, after = ta[i:j], ta[:i], ta[j:]
-            old_c = [w for w in old if w not in STOP_WORDS]
-            if not old_c:
+    for i, j in spans(len(ta)):
+        old, before, after = ta[i:j], ta[:i], ta[j:]
+        old_c = [w for w in old if w not in STOP_WORDS]
+        if not old_c:
+            continue
+        if not after or all(w in STOP_WORDS for w in after):
+            if any(w in _WEAK_MULTI for w in before):
                 continue
-            if not after or all(w in STOP_WORDS for w in after):
-                if any(w in _WEAK_MULTI for w in before):
-                    continue
-            if not _numbers(" ".join(old)):  # then the value must follow a frame word
-                frame_c = [w for w in before + after if w not in FUNCTION_WORDS]
-                if not any(w not in FUNCTION_WORDS for w in before):
-                    continue
-                if len(old_c) > max(2, len(frame_c)):
-                    continue
-            keys.add(f"{slot_key(sa, i, j)}#{span_stop_words(text, i, j)}")
+        if not _numbers(" ".join(old)):  # then the value must follow a frame word
+            frame_c = [w for w in before + after if w not in FUNCTION_WORDS]
+            if not any(w not in FUNCTION_WORDS for w in before):
+                continue
+            if len(old_c) > max(2, len(frame_c)):
+                continue
+        keys.add(f"{slot_key(sa, i, j)}#{_stop_tag(ta, sa, i, j)}")
     return frozenset(keys)
 
 

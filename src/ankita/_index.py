@@ -47,8 +47,12 @@ def _digest(parts: tuple[str, ...]) -> str:
 def slot_keys(text: str) -> frozenset[str]:
     """One key per (prefix, suffix) around every span of 1..3 tokens of the fact's frame."""
     seq = frame_sequence(text)
-    return frozenset(slot_key(seq, i, j) for i in range(len(seq))
-                     for j in range(i + 1, min(i + MAX_SLOT, len(seq)) + 1))
+    return frozenset(slot_key(seq, i, j) for i, j in spans(len(seq)))
+
+
+def spans(length: int) -> list[tuple[int, int]]:
+    """Every span (i, j) of 1..MAX_SLOT tokens in a sequence of `length` tokens."""
+    return [(i, j) for i in range(length) for j in range(i + 1, min(i + MAX_SLOT, length) + 1)]
 
 
 def slot_key(seq: tuple[str, ...], i: int, j: int) -> str:
@@ -157,10 +161,9 @@ def lookup_for(text: str) -> Lookup:
     name_groups = [_group(set(own) | _opposites(set(own)))] if own else []
     seq = frame_sequence(text)
     slots: dict[str, frozenset[str]] = {}
-    for i in range(len(seq)):
-        for j in range(i + 1, min(i + MAX_SLOT, len(seq)) + 1):
-            key, words = slot_key(seq, i, j), frozenset(seq[i:j])
-            slots[key] = slots[key] & words if key in slots else words
+    for i, j in spans(len(seq)):
+        key, span = slot_key(seq, i, j), frozenset(seq[i:j])
+        slots[key] = slots[key] & span if key in slots else span
     return Lookup(frozenset({"a:" + k for k in attribute_keys(text)}),
                   tuple(sorted(slots.items(), key=lambda kv: kv[0])),
                   tuple(groups), tuple(name_groups),
