@@ -256,11 +256,11 @@ class Memory:
             ids |= store.filed_under(self.user, "o:", lookup.groups, 2)
             if lookup.short:
                 ids |= store.filed_under(self.user, "ho:", lookup.groups, 1)
-            ids |= store.filed_under(self.user, "n:", lookup.groups, 1)
+            # One of its names is one of our words, or extends our initials ("UK").
+            ids |= store.filed_under(self.user, "n:", lookup.groups + lookup.initials_groups, 1)
             ids |= store.filed_under(self.user, "c:", lookup.name_groups, 1)
-            # An acronym of the other's capitalised words is the same name ("UK").
+            # One of our names may be an acronym of its capitalised words.
             ids |= store.filed_under(self.user, "r:", lookup.acronym_groups, 1)
-            ids |= store.filed_under(self.user, "n:", lookup.initials_groups, 1)
             # Jaccard >= dedup with a word apart on each side needs this many shared words.
             needed = math.ceil(2 * dedup / (1 - dedup) - 1e-9) if dedup < 1 else None
             if needed is not None:

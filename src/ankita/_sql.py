@@ -254,21 +254,18 @@ class SQLStore:
     def slot_ids(self, user: str, slots: Sequence[tuple[str, frozenset[str]]]) -> set[str]:
         """Facts filed under `s:<key>#<tag>` for one of these keys, but not with a tag that is
         one of the words given with the key."""
-        parts, params = [], []
+        parts = []
         for key, words in slots:
             head = f"s:{key}#"
             skip = sorted(head + w for w in words)
-            parts.append('SELECT fact_id FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
-                         + (f" AND term NOT IN ({_marks(skip)})" if skip else ""))
-            params += [user, head, head + "\U0010ffff", *skip]
-        if not parts:
-            return set()
+            parts.append(('SELECT fact_id FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
+                          + (f" AND term NOT IN ({_marks(skip)})" if skip else ""),
+                          [user, head, head + "\U0010ffff", *skip]))
         ids: set[str] = set()
         for start in range(0, len(parts), 200):  # bounded statement size
-            sql = " UNION ".join(parts[start:start + 200])
-            count = sum(3 + len(w) for _, w in slots[start:start + 200])
-            before = sum(3 + len(w) for _, w in slots[:start])
-            ids |= {r[0] for r in self._run(sql, params[before:before + count]).fetchall()}
+            chunk = parts[start:start + 200]
+            sql = " UNION ".join(part for part, _ in chunk)
+            ids |= {r[0] for r in self._run(sql, [p for _, ps in chunk for p in ps]).fetchall()}
         return ids
 
     def filed_under(self, user: str, field: str, groups: Sequence[Group],
