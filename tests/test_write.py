@@ -126,6 +126,8 @@ def test_compatible_neighbours_are_not_flagged(memory):
     ("My sister lives in Lyon", "My sister lives in Paris", True),
     # An acronym of the other side's capitalised words is the same name.
     ("I am moving to the United Kingdom", "I am not moving to the UK", True),
+    ("I am flying to the United Kingdom", "I am not flying to the UK", True),
+    ("I am flying to the UK", "I am not flying to the United Kingdom", True),
 ])
 def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, flagged):
     memory.remember(a)
