@@ -36,7 +36,7 @@ from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words,
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "5"
+ANALYZER_VERSION = "6"
 
 
 def _digest(parts: tuple[str, ...]) -> str:

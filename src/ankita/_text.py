@@ -182,27 +182,32 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# "I" is capitalised but names no one the other fact could lack.
+_FIRST_PERSON = frozenset({"I", "I'm", "I've", "I'll", "I'd"})
+
+
+def _name_form(raw: str) -> str | None:
+    """The content-word form of a capitalised word as written, or None if it is not one."""
+    if not raw[:1].isupper() or raw in _FIRST_PERSON:
+        return None
+    word = _expand(normalize(raw))[0]
+    return stem(_SPELLING.get(word, word))
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def names(text: str) -> frozenset[str]:
     """Content words written with a capital letter ("Lyon", "Priya", "Postgres"), stemmed as
     content words are. Sentence-initial words count too: a fact's first word is mostly its
     subject, and two subjects with different names are two different things."""
-    out = set()
     content = content_words(text)
-    for raw in _WORD.findall(unicodedata.normalize("NFKC", text)):
-        if not raw[:1].isupper() or raw in ("I", "I'm", "I've", "I'll", "I'd"):
-            continue
-        for word in _expand(normalize(raw)):
-            word = _SPELLING.get(word, word)
-            if stem(word) in content:
-                out.add(stem(word))
-    return frozenset(out)
+    forms = (_name_form(raw) for raw in _WORD.findall(unicodedata.normalize("NFKC", text)))
+    return frozenset(f for f in forms if f is not None and f in content)
 
 
 def leading_name(text: str) -> bool:
     """Does the text open with a name ("Anna quit smoking"), its subject?"""
     first = _WORD.search(unicodedata.normalize("NFKC", text))
-    return first is not None and stem(_expand(normalize(first.group()))[0]) in names(text)
+    return first is not None and _name_form(first.group()) in names(text)
 
 
 ACRONYM_MAX = 6  # longest name read as an acronym ("usa", "nasa")
@@ -215,9 +220,9 @@ def acronyms(text: str) -> frozenset[str]:
     runs, run = [], ""
     for raw in re.findall(r"\S+", unicodedata.normalize("NFKC", text)):
         word = raw.strip("\"'()[],.;:!?")
-        if word[:1].isupper() and word not in ("I", "I'm"):
+        if word[:1].isupper() and word not in _FIRST_PERSON:
             run += word[0].lower()
-            if word != raw and raw.rstrip(",.;:!?") != raw:  # punctuation ends the run
+            if raw[-1] in ",.;:!?":  # punctuation ends the run
                 runs.append(run)
                 run = ""
         else:
