@@ -123,6 +123,11 @@ def _negated_words(text: str) -> frozenset[str]:
     return frozenset(scoped)
 
 
+def negates(text: str) -> bool:
+    """Holds a negation with content words in its scope."""
+    return bool(_negated_words(text))
+
+
 def check_negation(a: str, b: str) -> list[Finding]:
     """A negation on one side only, whose scope covers words the two facts share."""
     neg_a, neg_b = _negated_words(a), _negated_words(b)

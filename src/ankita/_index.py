@@ -28,6 +28,7 @@ from ._disagree import (
     core_size,
     droppable_stems,
     frame_sequence,
+    negates,
     value_slot_keys,
 )
 from ._similarity import PREFIX_MIN, SHORT_FACT_WORDS
@@ -36,7 +37,7 @@ from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words,
 MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "6"
+ANALYZER_VERSION = "7"
 
 
 def _digest(parts: tuple[str, ...]) -> str:
@@ -86,22 +87,48 @@ def is_short(text: str) -> bool:
     return core_size(text) <= SHORT_FACT_WORDS
 
 
+def short_classes(text: str) -> tuple[str, ...]:
+    """The classes a short fact is filed under: its core size (at least 1), and `n` if it
+    negates or states a change. Empty for a fact that is not short."""
+    if not is_short(text):
+        return ()
+    return (str(max(1, core_size(text))),) + (("n",) if _shifts(text) else ())
+
+
+def _shifts(text: str) -> bool:
+    return negates(text) or bool(change_words(text))
+
+
+def short_partners(text: str) -> tuple[str, ...]:
+    """The classes of short facts that may decide against this one on one shared word.
+
+    With one shared word, a finding makes a conflict only if its frames (each at least the
+    fact's core, and at least the shared word) reach the conflict line: by the short-fact link
+    when a negation or a stated change is found, which needs one of them on either side; else
+    by Jaccard 1 / (a + b - 1) >= 0.5, which needs a + b <= 3. A merge on one shared word
+    needs one word each. (Value, attribute and vector findings have tiers of their own.)"""
+    if not is_short(text):
+        return ()
+    if _shifts(text):
+        return ("1", "2", "3")
+    return {1: ("1", "2", "n"), 2: ("1", "n")}.get(max(1, core_size(text)), ("n",))
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under: `c:` each content word; `s:` slot keys; `a:`
-    attributes; `n:` each name. The same words again under `h:` if the fact is short, and
-    under `o:` / `ho:` if it holds no firm name (open to any fact sharing its words)."""
+    attributes; `n:` each firm name; `r:` initials runs. The same words again under `h<class>:`
+    for each short class (`short_classes`), and, if the fact holds no firm name (open to any
+    fact sharing its words), under `o:` and `ho<class>:`."""
     words = content_words(text)
-    fields = ["c:"]
     open_ = not named(text)
-    if open_:
-        fields.append("o:")
-    if is_short(text):
-        fields += ["h:", "ho:"] if open_ else ["h:"]
+    fields = ["c:"] + (["o:"] if open_ else [])
+    for cls in short_classes(text):
+        fields += [f"h{cls}:", f"ho{cls}:"] if open_ else [f"h{cls}:"]
     return frozenset({f + w for f in fields for w in words}
                      | {"s:" + k for k in value_slot_keys(text)}
                      | {"a:" + k for k in attribute_keys(text)}
-                     | {"n:" + w for w in names(text)}
+                     | {"n:" + w for w in firm_names(text)}
                      | {"r:" + run for run in acronyms(text)})
 
 
@@ -127,7 +154,7 @@ class Lookup:
     # Names that may be an acronym of the other's capitalised words, and our own initials.
     acronym_groups: tuple[Group, ...]  # under r:
     initials_groups: tuple[Group, ...]  # under n:
-    short: bool
+    short: tuple[str, ...]  # the short classes that may decide on one shared word
     named: bool  # holds a firm name
 
 
@@ -157,8 +184,10 @@ def lookup_for(text: str) -> Lookup:
     raw = {t for t in tokens(text) if t not in STOP_WORDS}
     opposite = _opposites(set(words) | raw)
     groups = [_group({w}) for w in sorted(words)] + ([_group(opposite)] if opposite else [])
-    own = names(text)
-    name_groups = [_group(set(own) | _opposites(set(own)))] if own else []
+    # Only firm names: a fact lacking one of our firm names while we lack one of its firm names
+    # is about something else (`_decision.names_apart`), whatever else the two share.
+    own = firm_names(text)
+    name_groups = [_group(set(own))] if own else []
     seq = frame_sequence(text)
     slots: dict[str, frozenset[str]] = {}
     for i, j in spans(len(seq)):
@@ -170,4 +199,4 @@ def lookup_for(text: str) -> Lookup:
                   tuple(Group(frozenset(n[:k] for k in range(2, len(n) + 1)), frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
-                  is_short(text), named(text))
+                  short_partners(text), named(text))

@@ -248,18 +248,28 @@ class Memory:
             # Two shared words, or one between two short facts.
             ids |= store.filed_under(self.user, "c:", lookup.groups, 2)
             if lookup.short:
-                ids |= store.filed_under(self.user, "h:", lookup.groups, 1)
+                ids |= store.filed_under(self.user, [f"h{c}:" for c in lookup.short],
+                                         lookup.groups, 1)
         else:
             # A fact holding a name this one lacks, while this one holds a name it lacks, is
             # about something else: it counts only if it holds one of our names, we hold
             # one of its names, or it could reach the merge line on shared words alone.
             ids |= store.filed_under(self.user, "o:", lookup.groups, 2)
             if lookup.short:
-                ids |= store.filed_under(self.user, "ho:", lookup.groups, 1)
-            # One of its names is one of our words, or extends our initials ("UK").
-            ids |= store.filed_under(self.user, "n:", lookup.groups + lookup.initials_groups, 1)
-            ids |= store.filed_under(self.user, "c:", lookup.name_groups, 1)
-            # One of our names may be an acronym of its capitalised words.
+                ids |= store.filed_under(self.user, [f"ho{c}:" for c in lookup.short],
+                                         lookup.groups, 1)
+            # One of its names is one of our words, or one of ours one of its words: that
+            # name is a shared word, and the rule of two shared words (or one between two
+            # short facts) still holds, so only those of them are asked for.
+            same_name = store.filed_under(self.user, "n:", lookup.groups, 1) \
+                | store.filed_under(self.user, "c:", lookup.name_groups, 1)
+            ids |= store.filed_under(self.user, "c:", lookup.groups, 2, within=same_name)
+            if lookup.short:
+                ids |= store.filed_under(self.user, [f"h{c}:" for c in lookup.short],
+                                         lookup.groups, 1, within=same_name)
+            # Its name extends our initials ("UK"), or one of our names may be an acronym of
+            # its capitalised words: such a name shares no word, so every one counts.
+            ids |= store.filed_under(self.user, "n:", lookup.initials_groups, 1)
             ids |= store.filed_under(self.user, "r:", lookup.acronym_groups, 1)
             # Jaccard >= dedup with a word apart on each side needs this many shared words.
             needed = math.ceil(2 * dedup / (1 - dedup) - 1e-9) if dedup < 1 else None

@@ -229,8 +229,9 @@ class PostgresStore(SQLStore):
 
     # -- what only PostgreSQL does --------------------------------------------------------
 
-    def _ids_clause(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
-        return "id = ANY(?)", [list(ids)]
+    def _ids_clause(self, ids: Sequence[str], column: str = "id",
+                    repeated: bool = False) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(ids)]
 
     def put_event(self, user: str, event: Any) -> None:
         super().put_event(user, event)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -109,8 +109,10 @@ class SQLStore:
     # The user column where an id lookup already narrows the rows (see SQLiteStore).
     _user_filter = '"user"'
 
-    def _ids_clause(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
-        return f"id IN ({_marks(ids)})", list(ids)
+    def _ids_clause(self, ids: Sequence[str], column: str = "id",
+                    repeated: bool = False) -> tuple[str, list[Any]]:
+        """`column` is one of `ids`; `repeated` if the clause appears many times in a statement."""
+        return f"{column} IN ({_marks(ids)})", list(ids)
 
     # -- plain queries (doctor) -----------------------------------------------------------
 
@@ -268,27 +270,33 @@ class SQLStore:
             ids |= {r[0] for r in self._run(sql, [p for _, ps in chunk for p in ps]).fetchall()}
         return ids
 
-    def filed_under(self, user: str, field: str, groups: Sequence[Group],
-                    at_least: int) -> set[str]:
-        """Facts filed under `field` + a word of at least `at_least` different groups (the
-        group's exact words, or any extension of its ranges)."""
-        if at_least > len(groups):
+    def filed_under(self, user: str, fields: str | Sequence[str], groups: Sequence[Group],
+                    at_least: int, within: Collection[str] | None = None) -> set[str]:
+        """Facts filed under one of `fields` + a word of at least `at_least` different groups
+        (the group's exact words, or any extension of its ranges); only those of `within` if
+        given."""
+        fields = [fields] if isinstance(fields, str) else list(fields)
+        if at_least > len(groups) or not fields or (within is not None and not within):
             return set()
         count = at_least > 1
+        only, only_params = self._ids_clause(sorted(within), "fact_id", repeated=True) \
+            if within is not None else ("", [])
+        if only:
+            only = " AND " + only
         parts, params = [], []
         for number, group in enumerate(groups):
             select = f"SELECT fact_id, {number} AS g FROM terms" if count else \
                 "SELECT fact_id FROM terms"
-            exact = sorted(field + w for w in group.exact)
+            exact = sorted(field + w for field in fields for w in group.exact)
             for start in range(0, len(exact), 500):
                 chunk = exact[start:start + 500]
-                parts.append(f'{select} WHERE "user" = ? AND term IN ({_marks(chunk)})')
-                params += [user, *chunk]
-            for word in sorted(group.ranges):
+                parts.append(f'{select} WHERE "user" = ? AND term IN ({_marks(chunk)}){only}')
+                params += [user, *chunk, *only_params]
+            for word in sorted(field + w for field in fields for w in group.ranges):
                 # Terms that extend the prefix: the range [prefix, prefix + U+10FFFF), in code
                 # point order (the terms column compares bytes in both backends).
-                parts.append(f'{select} WHERE "user" = ? AND term > ? AND term < ?')
-                params += [user, field + word, field + word + "\U0010ffff"]
+                parts.append(f'{select} WHERE "user" = ? AND term > ? AND term < ?{only}')
+                params += [user, word, word + "\U0010ffff", *only_params]
         if not parts:
             return set()
         sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "

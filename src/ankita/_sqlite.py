@@ -298,14 +298,15 @@ class SQLiteStore(SQLStore):
     # the user; the unary + keeps it off that index, so the id index is used.
     _user_filter = '+"user"'
 
-    def _ids_clause(self, ids: Sequence[str]) -> tuple[str, list[Any]]:
-        if len(ids) <= 900:  # under SQLite's parameter limit: one plain IN query
-            return super()._ids_clause(ids)
+    def _ids_clause(self, ids: Sequence[str], column: str = "id",
+                    repeated: bool = False) -> tuple[str, list[Any]]:
+        if len(ids) <= 900 and not repeated:  # under SQLite's parameter limit: a plain IN
+            return super()._ids_clause(ids, column)
         # Through a temporary table: any number of ids, one indexed join.
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id TEXT PRIMARY KEY)")
         self.db.execute("DELETE FROM wanted")
         self.db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(i,) for i in ids])
-        return "id IN (SELECT id FROM wanted)", []
+        return f"{column} IN (SELECT id FROM wanted)", []
 
     def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """FTS5 over the facts' text, ranked by bm25. Every term is quoted, so no user text is
