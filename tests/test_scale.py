@@ -18,10 +18,10 @@ from factgen import facts
 from test_write import Letters
 
 
-def run_both(tmp_path, seed, n, embedder=None, locations=None):
+def run_both(tmp_path, seed, n, embedder=None, locations=None, **options):
     rng = random.Random(seed)
     where = locations or [tmp_path / f"{mode}.db" for mode in ("index", "exhaustive")]
-    stores = [Memory(place, embedder=embedder or "none", candidate_search=mode)
+    stores = [Memory(place, embedder=embedder or "none", candidate_search=mode, **options)
               for place, mode in zip(where, ("index", "exhaustive"), strict=True)]
     order: list[list[str]] = [[], []]  # fact ids in creation order, per store
     decisions = 0
@@ -64,6 +64,13 @@ def run_both(tmp_path, seed, n, embedder=None, locations=None):
 @pytest.mark.parametrize("seed", range(6))
 def test_index_and_exhaustive_decide_identically_lexical(tmp_path, seed):
     assert run_both(tmp_path, seed, 250) == 250
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_index_and_exhaustive_decide_identically_at_other_lines(tmp_path, seed):
+    """The index asks for more short facts when the conflict line is lower (docs/scale.md)."""
+    assert run_both(tmp_path, 50 + seed, 250, conflict_threshold=0.5,
+                    dedup_threshold=0.8) == 250
 
 
 @pytest.mark.parametrize("seed", range(2))

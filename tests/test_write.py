@@ -135,6 +135,17 @@ def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, 
     assert (result.action == "conflict") is flagged, result.reason
 
 
+@pytest.mark.parametrize("line,flagged", [(0.5, True), (0.55, False)])
+@pytest.mark.parametrize("a,b", [("Anna is 30", "Anna's son is 4"),
+                                 ("Anna's son is 4", "Anna is 30")])
+def test_one_shared_word_between_short_facts_at_the_conflict_line(db, a, b, line, flagged):
+    """Frames {anna} and {anna, son}: Jaccard 0.5, a conflict only where the line is 0.5."""
+    with Memory(db, embedder="none", conflict_threshold=line) as memory:
+        memory.remember(a)
+        result = memory.remember(b)
+    assert (result.action == "conflict") is flagged, result.reason
+
+
 def test_links_are_symmetric(memory):
     a = memory.remember("I live in Berlin").fact
     b = memory.remember("I live in Munich").fact

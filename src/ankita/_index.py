@@ -58,7 +58,15 @@ def spans(length: int) -> list[tuple[int, int]]:
 
 def slot_key(seq: tuple[str, ...], i: int, j: int) -> str:
     """The key of `seq` with tokens i..j replaced: the same for every replacement."""
-    return _digest(seq[:i]) + _digest(seq[j:])
+    heads, tails = _ends(seq)
+    return heads[i] + tails[j]
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def _ends(seq: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    # Each prefix and suffix digested once: a sequence has ~3 spans per token, each two ends.
+    return ([_digest(seq[:i]) for i in range(len(seq) + 1)],
+            [_digest(seq[j:]) for j in range(len(seq) + 1)])
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -99,19 +107,19 @@ def _shifts(text: str) -> bool:
     return negates(text) or bool(change_words(text))
 
 
-def short_partners(text: str) -> tuple[str, ...]:
-    """The classes of short facts that may decide against this one on one shared word.
+def short_partners(core: int, shifts: bool, conflict_line: float) -> tuple[str, ...]:
+    """The classes of short facts that may decide against a short fact of this core size (at
+    least 1) on one shared word.
 
     With one shared word, a finding makes a conflict only if its frames (each at least the
     fact's core, and at least the shared word) reach the conflict line: by the short-fact link
     when a negation or a stated change is found, which needs one of them on either side; else
-    by Jaccard 1 / (a + b - 1) >= 0.5, which needs a + b <= 3. A merge on one shared word
+    by Jaccard 1 / (a + b - 1) >= line, so a + b <= 1 + 1 / line. A merge on one shared word
     needs one word each. (Value, attribute and vector findings have tiers of their own.)"""
-    if not is_short(text):
-        return ()
-    if _shifts(text):
+    if shifts:
         return ("1", "2", "3")
-    return {1: ("1", "2", "n"), 2: ("1", "n")}.get(max(1, core_size(text)), ("n",))
+    fits = tuple(str(k) for k in (1, 2, 3) if core + k <= 1 + 1 / conflict_line + 1e-9)
+    return (*fits, "n")
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -142,6 +150,17 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Ask:
+    """Facts filed under one of `fields` + a word of at least `at_least` different groups; if
+    `same_name`, only those that also meet one of the write's names (docs/scale.md)."""
+
+    fields: tuple[str, ...]
+    groups: tuple[Group, ...]
+    at_least: int = 1
+    same_name: bool = False
+
+
+@dataclass(frozen=True)
 class Lookup:
     """What to ask the index for one new fact (docs/scale.md)."""
 
@@ -154,7 +173,8 @@ class Lookup:
     # Names that may be an acronym of the other's capitalised words, and our own initials.
     acronym_groups: tuple[Group, ...]  # under r:
     initials_groups: tuple[Group, ...]  # under n:
-    short: tuple[str, ...]  # the short classes that may decide on one shared word
+    short: int | None  # its core size (at least 1) if it is short (`short_partners`)
+    shifts: bool  # negates or states a change
     named: bool  # holds a firm name
 
 
@@ -199,4 +219,5 @@ def lookup_for(text: str) -> Lookup:
                   tuple(Group(frozenset(n[:k] for k in range(2, len(n) + 1)), frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
-                  short_partners(text), named(text))
+                  max(1, core_size(text)) if is_short(text) else None, _shifts(text),
+                  named(text))

@@ -17,7 +17,7 @@ from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
 from ._errors import EmbedderError, InvalidInput, NotFound, UndoError
-from ._index import lookup_for
+from ._index import Ask, Group, lookup_for, short_partners
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import SHORT_LINK_SCORE, cosine, match_words
 from ._sql import SQLStore, open_store
@@ -237,44 +237,39 @@ class Memory:
         if self.candidate_search == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         lookup = lookup_for(text)
-        ids = store.term_ids(self.user, sorted(lookup.specific))
-        ids |= store.slot_ids(self.user, lookup.slots)
+        groups = lookup.groups
         dedup, conflict_line = self.settings.thresholds(kind)
+        partners = () if lookup.short is None or conflict_line <= 0 else \
+            short_partners(lookup.short, lookup.shifts, conflict_line)
+        short = tuple(f"h{c}:" for c in partners)
+        asks = [Ask(("",), (Group(lookup.specific, frozenset()),))]
+        names: list[Ask] = []
         if not (self.settings.detect_disagreement and conflict_line >= 0.5
                 and dedup > SHORT_LINK_SCORE):
             # Outside the bounds docs/scale.md proves for: every fact sharing a word.
-            ids |= store.filed_under(self.user, "c:", lookup.groups, 1)
+            asks.append(Ask(("c:",), groups))
         elif not lookup.named:
-            # Two shared words, or one between two short facts.
-            ids |= store.filed_under(self.user, "c:", lookup.groups, 2)
-            if lookup.short:
-                ids |= store.filed_under(self.user, [f"h{c}:" for c in lookup.short],
-                                         lookup.groups, 1)
+            # Two shared words, or one with a short fact of a partner class.
+            asks += [Ask(("c:",), groups, 2), Ask(short, groups)]
         else:
             # A fact holding a name this one lacks, while this one holds a name it lacks, is
             # about something else: it counts only if it holds one of our names, we hold
             # one of its names, or it could reach the merge line on shared words alone.
-            ids |= store.filed_under(self.user, "o:", lookup.groups, 2)
-            if lookup.short:
-                ids |= store.filed_under(self.user, [f"ho{c}:" for c in lookup.short],
-                                         lookup.groups, 1)
+            asks += [Ask(("o:",), groups, 2), Ask(tuple(f"ho{c}:" for c in partners), groups)]
             # One of its names is one of our words, or one of ours one of its words: that
-            # name is a shared word, and the rule of two shared words (or one between two
-            # short facts) still holds, so only those of them are asked for.
-            same_name = store.filed_under(self.user, "n:", lookup.groups, 1) \
-                | store.filed_under(self.user, "c:", lookup.name_groups, 1)
-            ids |= store.filed_under(self.user, "c:", lookup.groups, 2, within=same_name)
-            if lookup.short:
-                ids |= store.filed_under(self.user, [f"h{c}:" for c in lookup.short],
-                                         lookup.groups, 1, within=same_name)
+            # name is a shared word, and the rule of two shared words (or one with a short
+            # partner) still holds.
+            names = [Ask(("n:",), groups), Ask(("c:",), lookup.name_groups)]
+            asks += [Ask(("c:",), groups, 2, same_name=True),
+                     Ask(short, groups, same_name=True)]
             # Its name extends our initials ("UK"), or one of our names may be an acronym of
             # its capitalised words: such a name shares no word, so every one counts.
-            ids |= store.filed_under(self.user, "n:", lookup.initials_groups, 1)
-            ids |= store.filed_under(self.user, "r:", lookup.acronym_groups, 1)
+            asks += [Ask(("n:",), lookup.initials_groups), Ask(("r:",), lookup.acronym_groups)]
             # Jaccard >= dedup with a word apart on each side needs this many shared words.
-            needed = math.ceil(2 * dedup / (1 - dedup) - 1e-9) if dedup < 1 else None
-            if needed is not None:
-                ids |= store.filed_under(self.user, "c:", lookup.groups, max(2, needed))
+            if dedup < 1:
+                asks.append(Ask(("c:",), groups,
+                                max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
+        ids = store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
         if probes and model:
             line = self.settings.cosine_lines(model, kind)[1]
             # A hair below the line: float32 search must not lose a pair the exact cosine keeps.

@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ._errors import StoreError
-from ._index import Group
+from ._index import Ask
 from ._models import Event, Fact
 
 F = TypeVar("F")
@@ -249,10 +249,6 @@ class SQLStore:
         self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
         self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
 
-    def term_ids(self, user: str, terms: Sequence[str]) -> set[str]:
-        """Facts filed under any of these exact terms."""
-        return self.filed_under(user, "", [Group(frozenset(terms), frozenset())], 1)
-
     def slot_ids(self, user: str, slots: Sequence[tuple[str, frozenset[str]]]) -> set[str]:
         """Facts filed under `s:<key>#<tag>` for one of these keys, but not with a tag that is
         one of the words given with the key."""
@@ -270,38 +266,54 @@ class SQLStore:
             ids |= {r[0] for r in self._run(sql, [p for _, ps in chunk for p in ps]).fetchall()}
         return ids
 
-    def filed_under(self, user: str, fields: str | Sequence[str], groups: Sequence[Group],
-                    at_least: int, within: Collection[str] | None = None) -> set[str]:
-        """Facts filed under one of `fields` + a word of at least `at_least` different groups
-        (the group's exact words, or any extension of its ranges); only those of `within` if
-        given."""
-        fields = [fields] if isinstance(fields, str) else list(fields)
-        if at_least > len(groups) or not fields or (within is not None and not within):
-            return set()
-        count = at_least > 1
-        only, only_params = self._ids_clause(sorted(within), "fact_id", repeated=True) \
-            if within is not None else ("", [])
-        if only:
-            only = " AND " + only
-        parts, params = [], []
-        for number, group in enumerate(groups):
-            select = f"SELECT fact_id, {number} AS g FROM terms" if count else \
+    def filed_under(self, user: str, asks: Sequence[Ask], names: Sequence[Ask] = ()
+                    ) -> set[str]:
+        """Facts that answer one of `asks`; an ask marked `same_name` counts only the facts
+        that answer one of `names`. One statement per ask: their shapes repeat from write to
+        write, so the driver's statement cache prepares each once."""
+        only, only_params = "", list[Any]()
+        if any(ask.same_name for ask in asks):
+            same = self.filed_under(user, names)
+            if same:
+                clause, only_params = self._ids_clause(sorted(same), "fact_id", repeated=True)
+                only = " AND " + clause
+        ids: set[str] = set()
+        for ask in asks:
+            if ask.same_name and not only:
+                continue
+            parts, params = self._postings(user, ask, only if ask.same_name else "",
+                                           only_params if ask.same_name else [])
+            if not parts:
+                continue
+            sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
+                   f"HAVING COUNT(DISTINCT g) >= {int(ask.at_least)}"
+                   if ask.at_least > 1 else " UNION ".join(parts))
+            ids |= {r[0] for r in self._run(sql, params).fetchall()}
+        return ids
+
+    @staticmethod
+    def _postings(user: str, ask: Ask, only: str, only_params: list[Any]
+                  ) -> tuple[list[str], list[Any]]:
+        """One SELECT per chunk of exact terms and per prefix range of the ask's groups, each
+        numbered by its group when the ask counts groups."""
+        if ask.at_least > len(ask.groups) or not ask.fields:
+            return [], []
+        parts: list[str] = []
+        params: list[Any] = []
+        for number, group in enumerate(ask.groups):
+            select = f"SELECT fact_id, {number} AS g FROM terms" if ask.at_least > 1 else \
                 "SELECT fact_id FROM terms"
-            exact = sorted(field + w for field in fields for w in group.exact)
+            exact = sorted(field + w for field in ask.fields for w in group.exact)
             for start in range(0, len(exact), 500):
                 chunk = exact[start:start + 500]
                 parts.append(f'{select} WHERE "user" = ? AND term IN ({_marks(chunk)}){only}')
                 params += [user, *chunk, *only_params]
-            for word in sorted(field + w for field in fields for w in group.ranges):
+            for word in sorted(field + w for field in ask.fields for w in group.ranges):
                 # Terms that extend the prefix: the range [prefix, prefix + U+10FFFF), in code
                 # point order (the terms column compares bytes in both backends).
                 parts.append(f'{select} WHERE "user" = ? AND term > ? AND term < ?{only}')
                 params += [user, word, word + "\U0010ffff", *only_params]
-        if not parts:
-            return set()
-        sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
-               f"HAVING COUNT(DISTINCT g) >= {int(at_least)}") if count else " UNION ".join(parts)
-        return {r[0] for r in self._run(sql, params).fetchall()}
+        return parts, params
 
     def id_exists(self, fact_id: str) -> bool:
         """True if the id was ever used (ids are never reused, even after a forget)."""

@@ -83,14 +83,16 @@ def normalize(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
 
 
-def _expand(word: str) -> list[str]:
+@lru_cache(maxsize=TEXT_CACHE)
+def _expand(word: str) -> tuple[str, ...]:
+    # Cached: a store's vocabulary is small next to its texts, and every suffix is tried.
     if word in _IRREGULAR:
-        return list(_IRREGULAR[word])
+        return tuple(_IRREGULAR[word])
     for suffix, full in _SUFFIXES:
         if word.endswith(suffix) and len(word) > len(suffix):
             base = word[: -len(suffix)]
-            return [base, full] if full else [base]
-    return [word.strip("'")]
+            return (base, full) if full else (base,)
+    return (word.strip("'"),)
 
 
 @lru_cache(maxsize=TEXT_CACHE)
