@@ -13,8 +13,8 @@ from ._disagree import (
     frame_words,
     has_opposite_pair,
     may_conflict,
+    slot_keys,
 )
-from ._index import slot_keys
 from ._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,

@@ -6,9 +6,11 @@ shared frame it is the evidence for a conflict.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ._attributes import attribute_conflicts, attribute_keys
 from ._similarity import match_words, words_match
 from ._text import (
     FUNCTION_WORDS,
@@ -268,6 +270,38 @@ def _frame_tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
+
+
+def _digest(parts: tuple[str, ...]) -> str:
+    return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).hexdigest()
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def slot_keys(text: str) -> frozenset[str]:
+    """One key per (prefix, suffix) around every span of 1..3 tokens of the fact's frame."""
+    seq = frame_sequence(text)
+    return frozenset(slot_key(seq, i, j) for i, j in spans(len(seq)))
+
+
+def spans(length: int) -> list[tuple[int, int]]:
+    """Every span (i, j) of 1..MAX_SLOT tokens in a sequence of `length` tokens."""
+    return [(i, j) for i in range(length) for j in range(i + 1, min(i + MAX_SLOT, length) + 1)]
+
+
+def slot_key(seq: tuple[str, ...], i: int, j: int) -> str:
+    """The key of `seq` with tokens i..j replaced: the same for every replacement."""
+    heads, tails = _ends(seq)
+    return heads[i] + tails[j]
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def _ends(seq: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    # Each prefix and suffix digested once: a sequence has ~3 spans per token, each two ends.
+    return ([_digest(seq[:i]) for i in range(len(seq) + 1)],
+            [_digest(seq[j:]) for j in range(len(seq) + 1)])
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def frame_sequence(text: str) -> tuple[str, ...]:
     """The stemmed token sequence the `value` check aligns (articles out, numbers as digits)."""
@@ -276,8 +310,6 @@ def frame_sequence(text: str) -> tuple[str, ...]:
 
 def check_value(a: str, b: str) -> list[Finding]:
     """The same frame with one value replaced: "I live in Prague" / "I live in Vienna"."""
-    from ._index import slot_keys
-
     # Both findings below need one replaced span of at most 3 tokens in an otherwise equal
     # sequence, and then the two texts share that span's slot key: a set lookup, not a diff.
     if not slot_keys(a) & slot_keys(b):
@@ -340,8 +372,6 @@ def value_slot_keys(text: str) -> frozenset[str]:
     """`slot key#stop tag` of the spans for which `check_value(text, other)` can report a
     `value` finding, whatever `other` is: each condition below is one of its own, read on this
     side alone. A stored fact is filed under these only (docs/scale.md)."""
-    from ._index import slot_key, spans
-
     ta, sa = _frame_tokens(text), frame_sequence(text)
     if any(w in MULTI_VALUED or w in _ADDITIVE for w in ta):
         return frozenset()
@@ -399,8 +429,6 @@ def check_order(a: str, b: str) -> list[Finding]:
 def check_attribute(a: str, b: str) -> list[Finding]:
     """One single-valued attribute of the user (home, age, marital status, name, employer,
     birthday, favourite X) with two different values."""
-    from ._attributes import attribute_conflicts
-
     return [Finding("attribute", f"{key}: '{x}' vs '{y}'",
                     tuple(f"{x} {y}".split())) for key, x, y in attribute_conflicts(a, b)]
 
@@ -415,9 +443,6 @@ def may_conflict(a: str, b: str) -> bool:
     """False only when no check below can return a finding other than "different": every
     branch is the precondition of one check (in CHECKS order), read from per-text features
     that are cached, so a pair can skip the analysis for a fraction of its cost."""
-    from ._attributes import attribute_keys
-    from ._index import slot_keys
-
     if attribute_keys(a) & attribute_keys(b):
         return True
     if _negated_words(a) or _negated_words(b):

@@ -17,7 +17,6 @@ new fact's words (as exact terms and prefix ranges), their opposites and its slo
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,44 +28,16 @@ from ._disagree import (
     droppable_stems,
     frame_sequence,
     negates,
+    slot_key,
+    spans,
     value_slot_keys,
 )
 from ._similarity import PREFIX_MIN, SHORT_FACT_WORDS
 from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words, names, stem, tokens
 
-MAX_SLOT = 3  # the `value` check looks at replaced spans of at most this many tokens
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
 ANALYZER_VERSION = "7"
-
-
-def _digest(parts: tuple[str, ...]) -> str:
-    return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).hexdigest()
-
-
-@lru_cache(maxsize=TEXT_CACHE)
-def slot_keys(text: str) -> frozenset[str]:
-    """One key per (prefix, suffix) around every span of 1..3 tokens of the fact's frame."""
-    seq = frame_sequence(text)
-    return frozenset(slot_key(seq, i, j) for i, j in spans(len(seq)))
-
-
-def spans(length: int) -> list[tuple[int, int]]:
-    """Every span (i, j) of 1..MAX_SLOT tokens in a sequence of `length` tokens."""
-    return [(i, j) for i in range(length) for j in range(i + 1, min(i + MAX_SLOT, length) + 1)]
-
-
-def slot_key(seq: tuple[str, ...], i: int, j: int) -> str:
-    """The key of `seq` with tokens i..j replaced: the same for every replacement."""
-    heads, tails = _ends(seq)
-    return heads[i] + tails[j]
-
-
-@lru_cache(maxsize=TEXT_CACHE)
-def _ends(seq: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    # Each prefix and suffix digested once: a sequence has ~3 spans per token, each two ends.
-    return ([_digest(seq[:i]) for i in range(len(seq) + 1)],
-            [_digest(seq[j:]) for j in range(len(seq) + 1)])
 
 
 @lru_cache(maxsize=TEXT_CACHE)
