@@ -2,7 +2,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ankita._similarity import lexical_score, words_match
-from ankita._text import content_words
+from ankita._text import acronyms, content_words
 
 
 def test_filler_words_are_dropped():
@@ -86,3 +86,10 @@ def test_sentence_containment_needs_two_sentences_and_two_words():
     # A decimal point is not the end of a sentence.
     assert lexical_score("Python 3.5 at work", "We run Python 3.5 at work").winner != \
         "sentence_containment"
+
+
+def test_initials_skip_a_capitalised_function_word():
+    # "The" opens the sentence; it is not part of the name.
+    assert acronyms("The United States is large") == {"us"}
+    assert acronyms("I moved to New York, then to Los Angeles") == {"ny", "la"}
+    assert acronyms("My Tuesday") == frozenset()

@@ -128,6 +128,10 @@ def test_compatible_neighbours_are_not_flagged(memory):
     ("I am moving to the United Kingdom", "I am not moving to the UK", True),
     ("I am flying to the United Kingdom", "I am not flying to the UK", True),
     ("I am flying to the UK", "I am not flying to the United Kingdom", True),
+    ("I am flying to the United States", "I am not flying to the USA", True),
+    ("I am flying to the USA", "I am not flying to the United States", True),
+    # A name that only starts with the other side's initials is another name.
+    ("Thea is vegetarian", "Tom Hanks is not vegetarian", False),
 ])
 def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, flagged):
     memory.remember(a)

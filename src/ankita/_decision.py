@@ -84,8 +84,10 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
 
 
 def _initials_of(name: str, text: str) -> bool:
-    """`name` is an acronym of capitalised words in `text` ("usa" and "United States")."""
-    return len(name) <= ACRONYM_MAX and any(name.startswith(run) for run in acronyms(text))
+    """`name` is an acronym of capitalised words in `text` ("usa" and "United States"): the
+    initials, or the initials and one more letter for an uncapitalised tail ("of America")."""
+    return len(name) <= ACRONYM_MAX and any(
+        name.startswith(run) and len(name) <= len(run) + 1 for run in acronyms(text))
 
 
 def names_apart(a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | None = None

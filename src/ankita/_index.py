@@ -37,7 +37,7 @@ from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words,
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "7"
+ANALYZER_VERSION = "8"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -187,7 +187,8 @@ def lookup_for(text: str) -> Lookup:
     return Lookup(frozenset({"a:" + k for k in attribute_keys(text)}),
                   tuple(sorted(slots.items(), key=lambda kv: kv[0])),
                   tuple(groups), tuple(name_groups),
-                  tuple(Group(frozenset(n[:k] for k in range(2, len(n) + 1)), frozenset())
+                  tuple(Group(frozenset(n[:k] for k in range(max(2, len(n) - 1), len(n) + 1)),
+                              frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
                   max(1, core_size(text)) if is_short(text) else None, _shifts(text),

@@ -222,7 +222,9 @@ def acronyms(text: str) -> frozenset[str]:
     runs, run = [], ""
     for raw in re.findall(r"\S+", unicodedata.normalize("NFKC", text)):
         word = raw.strip("\"'()[],.;:!?")
-        if word[:1].isupper() and word not in _FIRST_PERSON:
+        # A capitalised function word ("The", "My") is a sentence start, not part of a name.
+        if word[:1].isupper() and word not in _FIRST_PERSON \
+                and word.lower() not in FUNCTION_WORDS:
             run += word[0].lower()
             if raw[-1] in ",.;:!?":  # punctuation ends the run
                 runs.append(run)
