@@ -150,6 +150,17 @@ def test_one_shared_word_between_short_facts_at_the_conflict_line(db, a, b, line
     assert (result.action == "conflict") is flagged, result.reason
 
 
+@pytest.mark.parametrize("a,b,flagged", [
+    ("My colleague is called Priya", "My colleague is called Tomasz", False),
+    ("My cousin is called Lena", "My cousin is called Ivo", False),
+    ("My husband is called Ivo", "My husband is called Tomasz", True),
+])
+def test_people_one_has_several_of_are_not_one_value(memory, a, b, flagged):
+    memory.remember(a, kind="relationship")
+    result = memory.remember(b, kind="relationship")
+    assert (result.action == "conflict") is flagged, result.reason
+
+
 def test_links_are_symmetric(memory):
     a = memory.remember("I live in Berlin").fact
     b = memory.remember("I live in Munich").fact

@@ -86,6 +86,9 @@ MULTI_VALUED = frozenset({
     "own", "collect", "eat", "eating", "drink", "cook", "also", "too", "another", "both",
     "friend", "friends", "fan", "and", "or", "sometimes", "some", "allergic", "prefer",
     "prefers", "learning", "learn", "study", "studying",
+    # People one mostly has several of: naming one does not unname another.
+    "colleague", "colleagues", "coworker", "coworkers", "neighbour", "neighbours", "neighbor",
+    "neighbors", "cousin", "cousins", "classmate", "classmates",
 })
 _WEAK_MULTI = frozenset({"use", "uses", "using", "try", "tried"})
 _ADDITIVE = frozenset({"too", "also", "another", "as", "both", "additionally", "second"})
