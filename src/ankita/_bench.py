@@ -25,48 +25,76 @@ _SYLLABLES = ["ka", "lo", "mi", "ra", "ten", "vo", "sun", "bel", "dor", "ia", "q
 _NOUNS = ["coffee", "tea", "jazz", "blues", "chess", "climbing", "running", "sushi", "pizza",
           "dark mode", "light mode", "tabs", "spaces", "trains", "planes", "podcasts", "novels",
           "hiking", "yoga", "piano", "guitar", "cycling", "gardening", "baking", "painting"]
-_RELATIONS = ["sister", "brother", "son", "daughter", "partner", "manager", "best friend",
-              "neighbour", "cousin", "dentist", "mentor", "landlord"]
+# A few people hold a relation one has one of; the rest are people one has several of.
+_SINGLE_RELATIONS = ["sister", "brother", "son", "daughter", "partner", "manager", "dentist",
+                     "mentor", "landlord"]
+_SEVERAL_RELATIONS = ["friend", "colleague", "neighbour", "cousin", "classmate"]
 _DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+_PAST_HOMES = 12  # places one has lived in, over a life
 
 
 def _name(rng: random.Random, parts: int) -> str:
     return "".join(rng.choice(_SYLLABLES) for _ in range(parts)).capitalize()
 
 
+def _names(rng: random.Random, parts: int, count: int, suffix: str = "") -> list[str]:
+    """`count` different names: each stands for one person, place or thing."""
+    seen: dict[str, None] = {}
+    while len(seen) < count:
+        # A longer name once the short ones run out, so no two things share a name.
+        seen[_name(rng, parts + len(seen) // len(_SYLLABLES) ** parts) + suffix] = None
+    return list(seen)
+
+
 class FactGenerator:
-    """Personal facts over a vocabulary that grows with the store (synthetic names, places and
-    tools), with repeats, paraphrases and changed values of earlier facts mixed in."""
+    """One user's facts over years: people, places, tools and projects whose number grows with
+    the store, each with attributes that stay put (a person's relation, home and age; a
+    project's database, version and deadline), so a fresh fact mostly adds to what is known or
+    restates it. Repeats (merges) and changed values of earlier facts (mostly conflicts) are
+    mixed in at fixed rates, so conflicts do not grow denser as the store grows."""
 
     def __init__(self, seed: int, size: int) -> None:
-        self.rng = random.Random(seed)
-        width = max(50, size // 20)
-        self.places = [_name(self.rng, 3) + "burg" for _ in range(width)]
-        self.people = [_name(self.rng, 2) for _ in range(width)]
-        self.tools = [_name(self.rng, 2) + "DB" for _ in range(width // 2)]
-        self.topics = [_name(self.rng, 3) for _ in range(width)]
+        r = self.rng = random.Random(seed)
+        # About one person, place and project per four facts: most fresh facts are new.
+        width = max(50, size // 4)
+        self.places = _names(r, 3, width, "burg")
+        self.people = _names(r, 3, width)
+        self.tools = _names(r, 2, width // 2, "DB")
+        self.topics = _names(r, 3, width)
+        self.relation = {p: _SINGLE_RELATIONS[i] if i < len(_SINGLE_RELATIONS)
+                         else r.choice(_SEVERAL_RELATIONS) for i, p in enumerate(self.people)}
+        self.home = {p: r.choice(self.places) for p in self.people}
+        self.age = {p: r.randint(18, 90) for p in self.people}
+        self.database = {t: r.choice(self.tools) for t in self.topics}
+        self.version = {t: r.randint(1, 20) for t in self.topics}
+        self.deadline = {t: r.choice(_DAYS) for t in self.topics}
+        self.lived = {p: r.randint(2, 15) for p in self.places[:_PAST_HOMES]}
+        self.practice = {n: (r.randint(2, 9), r.choice(self.places)) for n in _NOUNS}
         self.history: list[tuple[str, str]] = []
 
     def _fresh(self) -> tuple[str, str]:
         r = self.rng
-        person, place, tool = r.choice(self.people), r.choice(self.places), r.choice(self.tools)
-        topic, noun, relation = r.choice(self.topics), r.choice(_NOUNS), r.choice(_RELATIONS)
+        person, topic, noun = r.choice(self.people), r.choice(self.topics), r.choice(_NOUNS)
+        relation, tool = self.relation[person], self.database[topic]
+        lived = r.choice(list(self.lived))
+        times, where = self.practice[noun]
+        other = r.choice([n for n in _NOUNS if n != noun])
         options = [
-            ("location", f"My {relation} {person} lives in {place}"),
-            ("location", f"I lived in {place} for {r.randint(2, 15)} years"),
+            ("location", f"My {relation} {person} lives in {self.home[person]}"),
+            ("location", f"I lived in {lived} for {self.lived[lived]} years"),
             ("relationship", f"My {relation} is called {person}"),
             ("relationship", f"{person} is my {relation}"),
             ("tool", f"I use {tool} for the {topic} project"),
             ("tool", f"The {topic} service stores its data in {tool}"),
             ("preference", f"I like {noun} with {person}"),
-            ("preference", f"{person} prefers {noun} over {r.choice(_NOUNS)}"),
+            ("preference", f"{person} prefers {noun} over {other}"),
             ("habit", f"I go {noun} with {person} on {r.choice(_DAYS)}s"),
-            ("habit", f"I practise {noun} {r.randint(2, 9)} times a week in {place}"),
+            ("habit", f"I practise {noun} {times} times a week in {where}"),
             ("work", f"I work on {topic} with {person}"),
-            ("work", f"The {topic} deadline is {r.choice(_DAYS)}"),
-            ("project", f"The {topic} release uses {tool} version {r.randint(1, 20)}"),
+            ("work", f"The {topic} deadline is {self.deadline[topic]}"),
+            ("project", f"The {topic} release uses {tool} version {self.version[topic]}"),
             ("health", f"{person} is allergic to {noun}"),
-            ("identity", f"{person} is {r.randint(18, 90)} years old"),
+            ("identity", f"{person} is {self.age[person]} years old"),
         ]
         kind, text = r.choice(options)
         return text, kind
