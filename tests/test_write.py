@@ -130,6 +130,11 @@ def test_compatible_neighbours_are_not_flagged(memory):
     ("I am flying to the UK", "I am not flying to the United Kingdom", True),
     ("I am flying to the United States", "I am not flying to the USA", True),
     ("I am flying to the USA", "I am not flying to the United States", True),
+    # Two people's ages: more than a number replaced, and no frame before it.
+    ("Anna is 30 years old", "Marek was 31 years old", False),
+    ("Anna is 30 years old", "Mum turned 31 years old", False),
+    # A value holding a number may be long.
+    ("My bike is a 2012 Trek Domane", "My bike is a 2020 Canyon Endurace", True),
     # A name that only starts with the other side's initials is another name.
     ("Thea is vegetarian", "Tom Hanks is not vegetarian", False),
 ])

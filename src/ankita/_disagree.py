@@ -348,19 +348,27 @@ def check_value(a: str, b: str) -> list[Finding]:
     # Two different activities ("talking"/"laughing") describe more than one thing going on.
     if all(w.endswith("ing") for w in old + new if w not in STOP_WORDS):
         return different
-    numbers_only = bool(_numbers(" ".join(old)) and _numbers(" ".join(new)))
     # The frame words here include filler ("my name is X"): they still say what X is.
     frame_c = [w for w in frame if w not in FUNCTION_WORDS]
     before_c = [w for w in before if w not in FUNCTION_WORDS]
-    if not numbers_only:
-        # The replaced part must be a value that follows its frame, not the relation itself:
-        # "I [live] in Lisbon" / "I [work] in Lisbon" are two attributes, not two values.
-        if not before_c:
-            return different
-        if max(len(old_c), len(new_c)) > max(2, len(frame_c)):
-            return different
+    # The replaced part must be a value that follows its frame, not the relation itself:
+    # "I [live] in Lisbon" / "I [work] in Lisbon" are two attributes, not two values. Only a
+    # bare number needs no frame ("Anna is 30" / "Mum turned 31" replace more than that).
+    if not before_c and not (_only_numbers(tuple(old)) and _only_numbers(tuple(new))):
+        return different
+    # Spans holding numbers may be long ("a 2015 Honda Civic" / "a 2019 Toyota Corolla").
+    numbers = bool(_numbers(" ".join(old)) and _numbers(" ".join(new)))
+    if not numbers and max(len(old_c), len(new_c)) > max(2, len(frame_c)):
+        return different
     return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame",
                     words)]
+
+
+def _only_numbers(span: tuple[str, ...]) -> bool:
+    """Every content token of the span is a number ("is 30", "5km"): a value that needs no
+    frame word before it. "Anna is 30" / "Mum turned 31" replace more than a number."""
+    content = [k for k, w in enumerate(span) if w not in STOP_WORDS]
+    return bool(content) and all(number_value(span, k) is not None for k in content)
 
 
 def _stop_tag(ta: tuple[str, ...], sa: tuple[str, ...], i: int, j: int) -> str:
@@ -387,12 +395,13 @@ def value_slot_keys(text: str) -> frozenset[str]:
         if not after or all(w in STOP_WORDS for w in after):
             if any(w in _WEAK_MULTI for w in before):
                 continue
-        if not _numbers(" ".join(old)):  # then the value must follow a frame word
-            frame_c = [w for w in before + after if w not in FUNCTION_WORDS]
-            if not any(w not in FUNCTION_WORDS for w in before):
-                continue
-            if len(old_c) > max(2, len(frame_c)):
-                continue
+        # Only a bare number needs no frame word before it; a span holding a number may be
+        # long ("a 2015 Honda Civic").
+        if not _only_numbers(old) and not any(w not in FUNCTION_WORDS for w in before):
+            continue
+        frame_c = [w for w in before + after if w not in FUNCTION_WORDS]
+        if not _numbers(" ".join(old)) and len(old_c) > max(2, len(frame_c)):
+            continue
         keys.add(f"{slot_key(sa, i, j)}#{_stop_tag(ta, sa, i, j)}")
     return frozenset(keys)
 

@@ -37,7 +37,7 @@ from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words,
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "8"
+ANALYZER_VERSION = "9"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
