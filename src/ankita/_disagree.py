@@ -364,6 +364,7 @@ def check_value(a: str, b: str) -> list[Finding]:
                     words)]
 
 
+@lru_cache(maxsize=TEXT_CACHE)
 def _only_numbers(span: tuple[str, ...]) -> bool:
     """Every content token of the span is a number ("is 30", "5km"): a value that needs no
     frame word before it. "Anna is 30" / "Mum turned 31" replace more than a number."""

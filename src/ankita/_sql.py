@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._errors import StoreError
-from ._index import Ask
+from ._index import Ask, Group
 from ._models import Event, Fact
 
 F = TypeVar("F")
@@ -269,8 +269,9 @@ class SQLStore:
     def filed_under(self, user: str, asks: Sequence[Ask], names: Sequence[Ask] = ()
                     ) -> set[str]:
         """Facts that answer one of `asks`; an ask marked `same_name` counts only the facts
-        that answer one of `names`. One statement per ask: their shapes repeat from write to
-        write, so the driver's statement cache prepares each once."""
+        that answer one of `names`. The asks that need one word go in one statement (per
+        `same_name`), and each counting ask in one of its own: few statements, whose shapes
+        repeat from write to write, so the driver's statement cache prepares each once."""
         only, only_params = "", list[Any]()
         if any(ask.same_name for ask in asks):
             same = self.filed_under(user, names)
@@ -278,17 +279,28 @@ class SQLStore:
                 clause, only_params = self._ids_clause(sorted(same), "fact_id", repeated=True)
                 only = " AND " + clause
         ids: set[str] = set()
-        for ask in asks:
-            if ask.same_name and not only:
-                continue
-            parts, params = self._postings(user, ask, only if ask.same_name else "",
-                                           only_params if ask.same_name else [])
-            if not parts:
-                continue
-            sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
-                   f"HAVING COUNT(DISTINCT g) >= {int(ask.at_least)}"
-                   if ask.at_least > 1 else " UNION ".join(parts))
-            ids |= {r[0] for r in self._run(sql, params).fetchall()}
+        for same_name in (False, True):
+            if same_name and not only:
+                break
+            chosen = [a for a in asks if a.same_name == same_name]
+            extra = (only, only_params) if same_name else ("", [])
+            ones = [a for a in chosen if a.at_least <= 1]
+            if ones:
+                merged = Group(frozenset(f + w for a in ones for f in a.fields
+                                         for g in a.groups for w in g.exact),
+                               frozenset(f + w for a in ones for f in a.fields
+                                         for g in a.groups for w in g.ranges))
+                parts, params = self._postings(user, Ask(("",), (merged,)), *extra)
+                if parts:
+                    ids |= {r[0] for r in self._run(" UNION ".join(parts), params).fetchall()}
+            for ask in chosen:
+                if ask.at_least <= 1:
+                    continue
+                parts, params = self._postings(user, ask, *extra)
+                if parts:
+                    sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY "
+                           f"fact_id HAVING COUNT(DISTINCT g) >= {int(ask.at_least)}")
+                    ids |= {r[0] for r in self._run(sql, params).fetchall()}
         return ids
 
     @staticmethod
