@@ -17,6 +17,7 @@ from ._text import (
     NEGATIONS,
     STOP_WORDS,
     TEXT_CACHE,
+    WRITE_CACHE,
     clauses,
     content_words,
     number_value,
@@ -298,7 +299,7 @@ def slot_key(seq: tuple[str, ...], i: int, j: int) -> str:
     return heads[i] + tails[j]
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@lru_cache(maxsize=WRITE_CACHE)
 def _ends(seq: tuple[str, ...]) -> tuple[list[str], list[str]]:
     # Each prefix and suffix digested once: a sequence has ~3 spans per token, each two ends.
     return ([_digest(seq[:i]) for i in range(len(seq) + 1)],
@@ -379,7 +380,7 @@ def _stop_tag(ta: tuple[str, ...], sa: tuple[str, ...], i: int, j: int) -> str:
     return "" if not stops else stops[0] if len(stops) == 1 else "*"
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@lru_cache(maxsize=WRITE_CACHE)
 def value_slot_keys(text: str) -> frozenset[str]:
     """`slot key#stop tag` of the spans for which `check_value(text, other)` can report a
     `value` finding, whatever `other` is: each condition below is one of its own, read on this

@@ -33,7 +33,17 @@ from ._disagree import (
     value_slot_keys,
 )
 from ._similarity import PREFIX_MIN, SHORT_FACT_WORDS
-from ._text import ACRONYM_MAX, STOP_WORDS, TEXT_CACHE, acronyms, content_words, names, stem, tokens
+from ._text import (
+    ACRONYM_MAX,
+    STOP_WORDS,
+    TEXT_CACHE,
+    WRITE_CACHE,
+    acronyms,
+    content_words,
+    names,
+    stem,
+    tokens,
+)
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
@@ -93,7 +103,7 @@ def short_partners(core: int, shifts: bool, conflict_line: float) -> tuple[str, 
     return (*fits, "n")
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@lru_cache(maxsize=WRITE_CACHE)
 def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under: `c:` each content word; `s:` slot keys; `a:`
     attributes; `n:` each firm name; `r:` initials runs. The same words again under `h<class>:`
@@ -168,7 +178,7 @@ def _opposites(tokens_: set[str]) -> set[str]:
     return out
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=WRITE_CACHE)
 def lookup_for(text: str) -> Lookup:
     words = content_words(text)
     # Opposites count as one more shared slot (frames rename them), at most one per pair.

@@ -13,6 +13,9 @@ from functools import lru_cache
 # Per-text results are cached: a write compares one text with hundreds of stored ones, and the
 # stored ones come back write after write. Big enough for the facts of a large store.
 TEXT_CACHE = 65536
+# What a text is filed and looked up under is needed once per write, and is the largest per
+# text: a small cache, or a 100k-fact store holds gigabytes of it.
+WRITE_CACHE = 512
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _CLAUSE_BREAK = re.compile(r"[,;:.!?()\[\]\"]|\s-\s|\s—\s")
