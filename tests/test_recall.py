@@ -128,3 +128,23 @@ def test_list_search_limit_and_bad_arguments(memory, clock):
     assert not memory.is_stale(fact)
     clock.advance(days=400)
     assert memory.is_stale(fact)
+
+
+def test_another_users_better_matches_do_not_crowd_out_ours(db):
+    """The full-text ranking first looks at the best matches of every user; when another user
+    holds more of them than recall keeps, ours must still be found."""
+    import random
+
+    from ankita import Memory
+
+    rng = random.Random(5)
+    letters = "bcdfghjklmnpqrstvwxz"
+    with Memory(db, user="other", embedder="none") as other:
+        other.remember_many([{"text": "".join(rng.choice(letters) for _ in range(7))
+                              + " coffee"} for _ in range(450)])
+    with Memory(db, user="me", embedder="none") as me:
+        mine = me.remember("I drink my coffee slowly at my desk every single morning").fact
+        forgotten = me.remember("Coffee tasting notes from the old roastery downtown").fact
+        me.forget(forgotten.id)
+        found = me.recall("coffee")
+    assert [f.fact.id for f in found.facts] == [mine.id]
