@@ -169,3 +169,14 @@ def test_bench_plots_latency_against_store_size(tmp_path):
                                       "--json"])
     assert result.exit_code == 0, result.output
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_measures_the_embedders_own_throughput(tmp_path):
+    """With an embedder, import is compared with what embedding alone reaches."""
+    from ankita._bench import _embed_rate
+
+    texts = [f"fact number {i}" for i in range(300)]
+    with Memory(tmp_path / "a.db", embedder=Letters()) as memory:
+        assert _embed_rate(memory, texts) > 0
+    with Memory(tmp_path / "b.db", embedder="none") as memory:
+        assert _embed_rate(memory, texts) is None

@@ -190,6 +190,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             memory.remember_many(rows)
             import_rate = size / (time.perf_counter() - start)
             facts = len(memory.list(include_superseded=True))
+            embed_rate = _embed_rate(memory, [r["text"] for r in rows])
         reference_place = places.copy(main, "reference")
         tests = [generator.next() for _ in range(writes)]
         queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
@@ -219,9 +220,22 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
                                         / statistics.median(remember_ms[:compared]), 1),
             "decisions_compared": compared,
             "decisions_identical": same,
-        }
+        } | ({"embedder_texts_per_s": round(embed_rate, 1),
+              "import_vs_embedder": round(import_rate / embed_rate, 2)} if embed_rate else {})
     finally:
         places.close()
+
+
+def _embed_rate(memory: Memory, texts: list[str], sample: int = 2048) -> float | None:
+    """The embedder's own throughput on the import's texts, in the import's batches (256):
+    what an import that is bound by embedding would reach."""
+    if memory.embedder is None:
+        return None
+    chosen = texts[:sample]
+    start = time.perf_counter()
+    for at in range(0, len(chosen), 256):
+        memory.embedder.embed_batch(chosen[at:at + 256])
+    return len(chosen) / (time.perf_counter() - start)
 
 
 def _child(queue: Any, target: Callable[..., Any], args: tuple[Any, ...]) -> None:
