@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._memory import Memory
+from ._memory import IMPORT_BATCH, Memory
 
 _SYLLABLES = ["ka", "lo", "mi", "ra", "ten", "vo", "sun", "bel", "dor", "ia", "qu", "zen",
               "mar", "os", "ti", "fen", "gra", "lu", "pe", "sha", "wy", "no", "ber", "cal"]
@@ -227,14 +227,14 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
 
 
 def _embed_rate(memory: Memory, texts: list[str], sample: int = 2048) -> float | None:
-    """The embedder's own throughput on the import's texts, in the import's batches (256):
-    what an import that is bound by embedding would reach."""
+    """The embedder's own throughput on the import's texts, in the import's batches: what an
+    import that is bound by embedding would reach."""
     if memory.embedder is None:
         return None
     chosen = texts[:sample]
     start = time.perf_counter()
-    for at in range(0, len(chosen), 256):
-        memory.embedder.embed_batch(chosen[at:at + 256])
+    for at in range(0, len(chosen), IMPORT_BATCH):
+        memory.embedder.embed_batch(chosen[at:at + IMPORT_BATCH])
     return len(chosen) / (time.perf_counter() - start)
 
 

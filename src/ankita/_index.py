@@ -10,9 +10,9 @@ necessary condition of some rule in `_decision`; see docs/scale.md):
 - both state the same single-valued attribute of the user (`_attributes`);
 - their vectors are within the model's conflict line (searched separately, exactly).
 
-So a fact is indexed under `c:<content word>`, `s:<slot key>` and `a:<attribute>`, and a
-lookup asks for the
-new fact's words (as exact terms and prefix ranges), their opposites and its slot keys.
+So a fact is filed under its content words, slot keys and attributes, in the tiers of
+`index_terms`; a lookup (`lookup_for`) says which of them to ask for, and `Ask` is one question
+to the store. docs/scale.md gives the argument for each tier.
 """
 
 from __future__ import annotations
@@ -76,12 +76,18 @@ def is_short(text: str) -> bool:
     return core_size(text) <= SHORT_FACT_WORDS
 
 
+def short_core(text: str) -> int | None:
+    """The core size (at least 1) of a short fact; None if the fact is not short."""
+    return max(1, core_size(text)) if is_short(text) else None
+
+
 def short_classes(text: str) -> tuple[str, ...]:
-    """The classes a short fact is filed under: its core size (at least 1), and `n` if it
-    negates or states a change. Empty for a fact that is not short."""
-    if not is_short(text):
+    """The classes a short fact is filed under: its core size, and `n` if it negates or
+    states a change. Empty for a fact that is not short."""
+    core = short_core(text)
+    if core is None:
         return ()
-    return (str(max(1, core_size(text))),) + (("n",) if _shifts(text) else ())
+    return (str(core),) + (("n",) if _shifts(text) else ())
 
 
 def _shifts(text: str) -> bool:
@@ -150,11 +156,11 @@ class Lookup:
     # of them shares a word with ours, so it is not one value replaced by another.
     slots: tuple[tuple[str, frozenset[str]], ...]
     groups: tuple[Group, ...]  # one per content word, and one for all their opposites
-    name_groups: tuple[Group, ...]  # its names and their opposites
+    name_groups: tuple[Group, ...]  # its firm names
     # Names that may be an acronym of the other's capitalised words, and our own initials.
     acronym_groups: tuple[Group, ...]  # under r:
     initials_groups: tuple[Group, ...]  # under n:
-    short: int | None  # its core size (at least 1) if it is short (`short_partners`)
+    short: int | None  # `short_core`: its core size if it is short (`short_partners`)
     shifts: bool  # negates or states a change
     named: bool  # holds a firm name
 
@@ -201,5 +207,4 @@ def lookup_for(text: str) -> Lookup:
                               frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
-                  max(1, core_size(text)) if is_short(text) else None, _shifts(text),
-                  named(text))
+                  short_core(text), _shifts(text), named(text))

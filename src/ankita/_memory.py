@@ -39,6 +39,8 @@ Facts = list[Fact]
 Events = list[Event]
 Conflicts = list[Conflict]
 Rows = list[dict[str, Any]]
+IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction
+
 
 def _now(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
@@ -143,7 +145,7 @@ class Memory:
             raise InvalidInput("source must be a short string")
         return text, kind
 
-    def remember_many(self, rows: Rows, batch_size: int = 256,
+    def remember_many(self, rows: Rows, batch_size: int = IMPORT_BATCH,
                       progress: Callable[[int, int], None] | None = None) -> list[WriteResult]:
         """Remember many facts ({"text", "kind"?, "pinned"?, "source"?}) in order, exactly as
         one `remember` each, but embedding a batch at a time and writing a batch per
@@ -528,7 +530,7 @@ class Memory:
                     raise UndoError(f"cannot restore {item.fact_id}: {other.id} "
                                     f"('{other.text}') was written since and says the same")
 
-    def import_rows(self, rows: Rows, batch_size: int = 256,
+    def import_rows(self, rows: Rows, batch_size: int = IMPORT_BATCH,
                     progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
         """Remember each {"text", "kind"?, "pinned"?, "source"?} through the normal write path,
         in batches. Every row is validated before the first write, so bad input changes

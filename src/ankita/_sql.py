@@ -111,7 +111,8 @@ class SQLStore:
 
     def _ids_clause(self, ids: Sequence[str], column: str = "id",
                     repeated: bool = False) -> tuple[str, list[Any]]:
-        """`column` is one of `ids`; `repeated` if the clause appears many times in a statement."""
+        """A clause "`column` is one of `ids`"; `repeated` if it appears many times in one
+        statement (its parameters would be repeated too)."""
         return f"{column} IN ({_marks(ids)})", list(ids)
 
     # -- plain queries (doctor) -----------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import StoreError
-from ._sql import SQLStore, translate_errors
+from ._sql import SQLStore, _marks, translate_errors
 
 BUSY_TIMEOUT_S = 10.0  # one wait inside SQLite
 LOCK_RETRIES = 5  # then whole-transaction retries with backoff, so a busy store never loses a write
@@ -328,7 +328,7 @@ class SQLiteStore(SQLStore):
             return []
         # `+`: look the rows up by seq, not through the (user, status) index.
         kept = dict(self.db.execute(
-            f"SELECT seq, id FROM facts WHERE seq IN ({','.join('?' * len(ranked))})"
+            f"SELECT seq, id FROM facts WHERE seq IN ({_marks(ranked)})"
             " AND +user = ? AND +status = 'active'", [*(r[0] for r in ranked), user]).fetchall())
         if len(kept) >= limit or len(ranked) < wide:
             return [(kept[seq], float(rank)) for seq, rank in ranked if seq in kept][:limit]
