@@ -1,8 +1,10 @@
 """SPEC §6: relevance, pins, staleness, conflict partners, the exact notice, the prompt."""
 
+import random
+
 import pytest
 
-from ankita import NOTICE, InvalidInput
+from ankita import NOTICE, InvalidInput, Memory
 
 
 def test_notice_text_is_exact():
@@ -133,10 +135,6 @@ def test_list_search_limit_and_bad_arguments(memory, clock):
 def test_another_users_better_matches_do_not_crowd_out_ours(db):
     """The full-text ranking first looks at the best matches of every user; when another user
     holds more of them than recall keeps, ours must still be found."""
-    import random
-
-    from ankita import Memory
-
     rng = random.Random(5)
     letters = "bcdfghjklmnpqrstvwxz"
     with Memory(db, user="other", embedder="none") as other:

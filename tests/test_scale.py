@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ankita import AnkitaError, Memory, Settings
+from ankita._bench import _embed_rate
 from ankita._decision import compare_texts
 from conftest import fresh_schema
 from factgen import facts
@@ -173,8 +174,6 @@ def test_bench_plots_latency_against_store_size(tmp_path):
 
 def test_bench_measures_the_embedders_own_throughput(tmp_path):
     """With an embedder, import is compared with what embedding alone reaches."""
-    from ankita._bench import _embed_rate
-
     texts = [f"fact number {i}" for i in range(300)]
     with Memory(tmp_path / "a.db", embedder=Letters()) as memory:
         assert _embed_rate(memory, texts) > 0
