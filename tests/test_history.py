@@ -1,5 +1,7 @@
 """SPEC §7: every change is an event, and undo reverses one operation or refuses cleanly."""
 
+import struct
+
 import pytest
 
 from ankita import InvalidInput, NotFound, UndoError
@@ -157,3 +159,22 @@ def test_undo_of_a_forget_never_makes_a_second_copy(memory):
     memory.forget(again)  # once the copy is gone, the original can come back
     memory.undo(forget_event)
     assert [f.id for f in memory.list()] == [first]
+
+
+def test_undoing_a_grown_text_drops_the_vector_of_the_grown_text(tmp_path):
+    """A vector always belongs to the fact's current text: undo cannot leave the grown text's
+    vector behind on the restored one (reindex embeds it again)."""
+    from ankita import Memory
+    from test_write import Letters
+
+    with Memory(tmp_path / "m.db", embedder=Letters()) as m:
+        first = m.remember("I use Postgres").fact
+        grown = m.remember("I use Postgres at work")
+        assert grown.action == "merged" and grown.fact.text == "I use Postgres at work"
+        change = [e for e in m.history(first.id) if e.type == "text_change"][0]
+        m.undo(change.id)
+        assert m.get(first.id).text == "I use Postgres"
+        assert m.store.vectors_of([first.id], "letters") == {}
+        assert m.reindex()["embedded"] == 1
+        stored = m.store.vectors_of([first.id], "letters")[first.id]
+    assert stored == struct.pack("<26f", *Letters().embed_batch(["I use Postgres"])[0])

@@ -63,3 +63,10 @@ def test_recall_finds_a_fact_by_meaning(db_path, local):
         m.remember("I drive a blue Honda", kind="tool")
         result = m.recall("what food should I cook for dinner", limit=1)
     assert [r.fact.text for r in result.facts] == ["I'm vegetarian"]
+
+
+def test_a_large_batch_keeps_each_texts_own_vector_in_order(local):
+    texts = [("word " * (i % 17 + 1)) + f"number {i}" for i in range(75)]  # several runs
+    together = np.array(local.embed_batch(texts))
+    alone = np.array([local.embed_batch([t])[0] for t in texts])
+    assert np.allclose(together, alone, atol=1e-4)

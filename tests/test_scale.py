@@ -79,6 +79,24 @@ def test_index_and_exhaustive_decide_identically_with_vectors(tmp_path, seed):
     assert run_both(tmp_path, 100 + seed, 150, embedder=Letters()) == 150
 
 
+@pytest.mark.parametrize("mode", ["index", "exhaustive"])
+@pytest.mark.parametrize("earlier,later,check", [
+    # No shared word: only cosine relates them, as the frame of the opposites ("after" is a
+    # stop word, so the lexical tiers never file it) or of a stated change.
+    ("My meetings are after lunch", "My calls are before noon", "opposites"),
+    # The stored fact states a change; the new one neither negates nor states one.
+    ("I no longer cycle to work", "Biking to the office daily", "change_of_state"),
+])
+def test_vectors_find_a_polar_partner_that_shares_no_word(tmp_path, mode, earlier, later,
+                                                          check):
+    with Memory(tmp_path / "m.db", embedder=Letters(), candidate_search=mode) as m:
+        m.remember("My cat is called Miso")
+        first = m.remember(earlier)
+        result = m.remember(later)
+    assert result.action == "conflict" and result.conflicts_with == (first.fact.id,)
+    assert check in result.reason
+
+
 @pytest.mark.parametrize("seed,vectors", [(0, False), (1, False), (2, True)])
 def test_index_and_exhaustive_decide_identically_on_postgres(postgres_url, seed, vectors):
     """The same proof on PostgreSQL: its term ranges and pgvector search miss nothing."""

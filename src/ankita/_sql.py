@@ -241,6 +241,8 @@ class SQLStore:
         if "text" in fields:
             row = self._run('SELECT "user" FROM facts WHERE id = ?', (fact_id,)).fetchone()
             self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
+            # A vector always belongs to the current text, of every model; reindex fills gaps.
+            self.delete_vectors(fact_id)
             if row:
                 self.index_fact(row[0], fact_id, fields["text"])
 
@@ -266,6 +268,15 @@ class SQLStore:
             sql = " UNION ".join(part for part, _ in chunk)
             ids |= {r[0] for r in self._run(sql, [p for _, ps in chunk for p in ps]).fetchall()}
         return ids
+
+    def filed_among(self, user: str, terms: Sequence[str], ids: Sequence[str]) -> set[str]:
+        """Those of `ids` filed under one of `terms` (exact terms; one seek per pair)."""
+        if not terms or not ids:
+            return set()
+        clause, params = self._ids_clause(sorted(ids), "fact_id")
+        return {r[0] for r in self._run(
+            f'SELECT fact_id FROM terms WHERE "user" = ? AND term IN ({_marks(terms)})'
+            f" AND {clause}", [user, *sorted(terms), *params]).fetchall()}
 
     def filed_under(self, user: str, asks: Sequence[Ask], names: Sequence[Ask] = ()
                     ) -> set[str]:
@@ -420,12 +431,27 @@ class SQLStore:
         self._run("INSERT INTO vectors (fact_id, model, dim, vector) VALUES (?, ?, ?, ?)",
                   (fact_id, model, dim, vector))
 
-    def vectors_since(self, user: str, model: str, seq: int) -> list[tuple[int, str, bytes]]:
-        """(seq, fact id, vector) written after `seq`, for catching up an in-memory index."""
-        return [(r[0], r[1], bytes(r[2])) for r in self._run(
-            "SELECT v.seq, v.fact_id, v.vector FROM vectors v JOIN facts f ON f.id = v.fact_id "
-            'WHERE v.model = ? AND v.seq > ? AND f."user" = ? ORDER BY v.seq',
+    def vectors_since(self, user: str, model: str, seq: int
+                      ) -> list[tuple[int, str, bytes, str]]:
+        """(seq, fact id, vector, kind) written after `seq`, for catching up an in-memory
+        index."""
+        return [(r[0], r[1], bytes(r[2]), r[3]) for r in self._run(
+            "SELECT v.seq, v.fact_id, v.vector, f.kind FROM vectors v JOIN facts f"
+            ' ON f.id = v.fact_id WHERE v.model = ? AND v.seq > ? AND f."user" = ? ORDER BY v.seq',
             (model, seq, user)).fetchall()]
+
+    def terms_under(self, user: str, prefixes: Sequence[str], ids: Sequence[str] | None = None
+                    ) -> list[tuple[str, str]]:
+        """(fact id, term) of every term starting with one of `prefixes`, of these facts (or
+        of all the user's)."""
+        clause, params = self._ids_clause(sorted(ids), "fact_id") if ids is not None else ("1=1",
+                                                                                          [])
+        out: list[tuple[str, str]] = []
+        for prefix in prefixes:
+            out += [(r[0], r[1]) for r in self._run(
+                f'SELECT fact_id, term FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
+                f" AND {clause}", [user, prefix, prefix + "\U0010ffff", *params]).fetchall()]
+        return out
 
     def vector_dim(self, model: str) -> int | None:
         """The dimension this store has seen for a model (a provider may not change it)."""

@@ -1,0 +1,59 @@
+"""The in-memory vector index: exact cosine search over a store's vectors, block by block."""
+
+import numpy as np
+
+from ankita import Memory
+from ankita._vectors import VectorIndex
+from test_write import Letters
+
+TEXTS = ["I use Postgres", "My sister lives in Lyon", "I prefer dark mode", "Coffee at nine",
+         "I run on Sundays", "My cat is called Miso", "I work at a bakery", "I hate olives",
+         "The deadline is Friday", "I speak three languages", "Tea, not coffee"]
+
+
+def exact(memory, probes, line):
+    vectors = {f.id: memory.embedder.embed_batch([f.text])[0] for f in memory.list()}
+    out = {}
+    for fact_id, v in vectors.items():
+        best = max(float(np.dot(v, p) / np.linalg.norm(v) / np.linalg.norm(p)) for p in probes)
+        if best >= line:
+            out[fact_id] = best
+    return out
+
+
+def test_search_over_several_blocks_equals_exact_cosine(db_path):
+    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
+                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+        for text in TEXTS:
+            m.remember(text)
+        index = VectorIndex(m.user, "letters", block=3)  # 11 facts: four blocks, one partial
+        index.sync(m.store)
+        assert len(index.blocks) == 4
+        probes = Letters().embed_batch(["I like dark coffee", "Lyon on Sundays"])
+        for line in (0.0, 0.8, 0.9):
+            found = index.above(probes, line)
+            want = exact(m, probes, line)
+            assert found.keys() == want.keys()
+            assert all(abs(found[k] - want[k]) < 1e-5 for k in want)
+
+
+def test_index_catches_up_with_later_writes(db_path):
+    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
+                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+        m.remember(TEXTS[0])
+        index = VectorIndex(m.user, "letters", block=2)
+        index.sync(m.store)
+        later = m.remember(TEXTS[1]).fact.id, m.remember(TEXTS[2]).fact.id
+        index.sync(m.store)
+        probe = Letters().embed_batch([TEXTS[2]])
+        assert later[1] in index.above(probe, 0.999)
+        assert set(index.above(probe, -1.0)) == {f.id for f in m.list()}
+
+
+def test_a_probe_of_another_dimension_finds_nothing(db_path):
+    with Memory(db_path, embedder=Letters()) as m:
+        m.remember(TEXTS[0])
+        index = VectorIndex(m.user, "letters")
+        index.sync(m.store)
+        assert index.above([[1.0, 0.0]], -1.0) == {}
+        assert index.above([], -1.0) == {}
