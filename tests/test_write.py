@@ -121,6 +121,9 @@ def test_compatible_neighbours_are_not_flagged(memory):
     ("Anna quit smoking cigars", "Marek smokes a pipe", False),
     # A stated change where the names are not the subject: one thing changed.
     ("I drive a Toyota", "I switched to driving a Honda", True),
+    ("My sister Anna lives in Lyon", "My sister Anna moved to Paris", True),
+    # A stated change replaces one value: two names apart on each side are two things.
+    ("I work on Apollo with Anna", "I quit working on Zephyr with Marek", False),
     # The same name, or the name is the replaced value: still one subject.
     ("Anna is 30 years old", "Anna is 31 years old", True),
     ("My sister lives in Lyon", "My sister lives in Paris", True),

@@ -99,10 +99,7 @@ def names_apart(a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | 
     a long chat turn a name is mostly a passing detail, which those conditions leave out. Words a
     finding took out (a weekday, a month) are the disagreement itself. None if not apart."""
     words_a, words_b = frames or (content_words(a), content_words(b))
-    only_a = sorted(n for n in names(a) & words_a
-                    if not count_covered((n,), words_b) and not _initials_of(n, b))
-    only_b = sorted(n for n in names(b) & words_b
-                    if not count_covered((n,), words_a) and not _initials_of(n, a))
+    only_a, only_b = _unshared_names(a, b, words_a, words_b)
     if not only_a or not only_b:
         return None
     rest_a, rest_b = words_a - names(a), words_b - names(b)
@@ -110,6 +107,15 @@ def names_apart(a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | 
     union = len(rest_a) + len(rest_b) - shared
     short = max(len(words_a), len(words_b)) <= SHORT_FACT_WORDS
     return (only_a[0], only_b[0]) if short or union == 0 or shared / union >= 0.5 else None
+
+
+def _unshared_names(a: str, b: str, words_a: frozenset[str], words_b: frozenset[str]
+                    ) -> tuple[list[str], list[str]]:
+    """The names in each frame that the other frame does not hold (nor as initials)."""
+    return (sorted(n for n in names(a) & words_a
+                   if not count_covered((n,), words_b) and not _initials_of(n, b)),
+            sorted(n for n in names(b) & words_b
+                   if not count_covered((n,), words_a) and not _initials_of(n, a)))
 
 
 def _lexical_evidence(lex: LexicalScore) -> bool:
@@ -179,11 +185,16 @@ def compare_texts(
     # "... in Paris"), and so is a stated change when no name is the subject ("I live in
     # Toronto" / "I moved to Montreal"); any other finding between two named things compares
     # two things.
-    names_are_values = any(f.check in ("value", "attribute") for f in conflicting) or (
-        any(f.check == "change_of_state" for f in conflicting)
-        and not leading_name(old_text) and not leading_name(new_text))
-    apart = (names_apart(old_text, new_text, frame_words(old_text, new_text, conflicting))
-             if conflicting and not names_are_values else None)
+    # A stated change replaces one value, so two names on each side that the other lacks are
+    # two things ("My sister Anna moved to Lyon" / "My colleague Marek lives in Oslo").
+    apart = None
+    if conflicting:
+        frames = frame_words(old_text, new_text, conflicting)
+        names_are_values = any(f.check in ("value", "attribute") for f in conflicting) or (
+            any(f.check == "change_of_state" for f in conflicting)
+            and not leading_name(old_text) and not leading_name(new_text)
+            and min(len(n) for n in _unshared_names(old_text, new_text, *frames)) < 2)
+        apart = None if names_are_values else names_apart(old_text, new_text, frames)
     gates = (
         (f"score {score:.2f} >= merge line {dedup:.2f}", score >= dedup),
         (f"score {score:.2f} >= conflict line {conflict_line:.2f}", score >= conflict_line),
