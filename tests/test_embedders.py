@@ -11,6 +11,7 @@ from ankita._embedders import auto_name, resolve_embedder
 from ankita._remote import CloudflareEmbedder, OllamaEmbedder, OpenAIEmbedder
 from ankita.cli import cli
 from providers import FakeProvider
+from test_write import Letters
 
 
 @pytest.fixture(params=["ollama", "openai", "cloudflare"])
@@ -202,3 +203,46 @@ def test_import_ankita_loads_no_model_runtime():
                           "for m in ('onnxruntime', 'tokenizers', 'httpx', 'numpy')))"],
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+class FlakyLetters(Letters):
+    """Letter counts, but the calls numbered in `failing` raise (a provider that drops out)."""
+
+    def __init__(self, failing=()):
+        self.failing, self.calls = set(failing), 0
+
+    def embed_batch(self, texts):
+        self.calls += 1
+        if self.calls in self.failing:
+            raise ConnectionError("provider went away")
+        return super().embed_batch(texts)
+
+
+IMPORTED = ["I use Postgres", "Database is Postgres", "I live in Berlin", "I live in Munich",
+            "My sister lives in Lyon", "I prefer dark mode", "Dark mode is my preference",
+            "I do not live in Munich", "Coffee at nine", "My cat is called Miso"]
+
+
+def test_import_embeds_ahead_yet_decides_and_stores_as_one_remember_each(tmp_path):
+    """Batches are embedded one ahead of the writing: same decisions, same vectors."""
+    with Memory(tmp_path / "one.db", embedder=Letters()) as one, \
+            Memory(tmp_path / "many.db", embedder=Letters()) as many:
+        singly = [one.remember(t) for t in IMPORTED]
+        batched = many.remember_many([{"text": t} for t in IMPORTED], batch_size=3)
+        assert [(r.action, r.fact.text, r.score) for r in batched] == \
+            [(r.action, r.fact.text, r.score) for r in singly]
+        vectors = []
+        for m in (one, many):
+            stored = m.store.vectors_of([f.id for f in m.list()], "letters")
+            vectors.append({f.text: stored[f.id] for f in m.list()})
+    assert vectors[0] == vectors[1] and len(vectors[0]) == len(IMPORTED) - 2
+
+
+def test_a_provider_failing_for_one_batch_of_an_import_blocks_nothing(tmp_path):
+    with Memory(tmp_path / "m.db", embedder=FlakyLetters(failing={2})) as m:
+        results = m.remember_many([{"text": t} for t in IMPORTED[:6]], batch_size=2)
+        embedded = m.store.vectors_of([r.fact.id for r in results], "letters")
+    assert [r.embedding_error is not None for r in results] == [False, False, True, True,
+                                                               False, False]
+    assert "provider went away" in results[2].embedding_error
+    assert set(embedded) == {results[i].fact.id for i in (0, 1, 4, 5)}

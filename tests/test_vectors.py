@@ -3,7 +3,7 @@
 import numpy as np
 
 from ankita import Memory
-from ankita._vectors import VectorIndex
+from ankita._vectors import Nearby, VectorIndex
 from test_write import Letters
 
 TEXTS = ["I use Postgres", "My sister lives in Lyon", "I prefer dark mode", "Coffee at nine",
@@ -57,3 +57,26 @@ def test_a_probe_of_another_dimension_finds_nothing(db_path):
         index.sync(m.store)
         assert index.above([[1.0, 0.0]], -1.0) == {}
         assert index.above([], -1.0) == {}
+
+
+def test_nearby_reads_every_cosine_through_the_floor_as_the_search_does(db_path):
+    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
+                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+        for text in TEXTS:
+            m.remember(text)
+        index = VectorIndex(m.user, "letters", block=4)
+        index.sync(m.store)
+        probe = Letters().embed_batch(["I like dark coffee"])[0]
+        found = index.above([probe], 0.8)
+        nearby = index.nearby(probe, 0.8)
+        assert {i: nearby.get(i) for i in index.ids if nearby.get(i) is not None} == found
+        ranked = sorted(found, key=lambda i: (-found[i], index.row_of[i]))
+        assert nearby.best(3) == ranked[:3] and nearby.best(100) == ranked
+        assert nearby.get("no-such-fact") is None
+
+
+def test_nearby_best_keeps_ties_in_stored_order():
+    nearby = Nearby.of({"a": 0.5, "b": 0.9, "c": 0.5, "d": 0.7, "e": 0.5})
+    assert nearby.best(3) == ["b", "d", "a"]
+    assert nearby.best(4) == ["b", "d", "a", "c"]
+    assert nearby.get("e") == 0.5

@@ -7,6 +7,7 @@ import secrets
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,7 +33,7 @@ from ._validate import (
     validate_text,
     validate_user,
 )
-from ._vectors import Narrow, VectorIndex
+from ._vectors import Narrow, Nearby, VectorIndex
 
 # `Memory.list` shadows the builtin inside the class body, so annotations use these aliases.
 Facts = list[Fact]
@@ -151,37 +152,50 @@ class Memory:
     def remember_many(self, rows: Rows, batch_size: int = IMPORT_BATCH,
                       progress: Callable[[int, int], None] | None = None) -> list[WriteResult]:
         """Remember many facts ({"text", "kind"?, "pinned"?, "source"?}) in order, exactly as
-        one `remember` each, but embedding a batch at a time and writing a batch per
-        transaction. Every row is validated first, so bad input writes nothing."""
+        one `remember` each, but embedding a batch at a time (the next one while this one is
+        written) and writing a batch per transaction. Every row is validated first, so bad
+        input writes nothing."""
         checked = [(*self._check_write(r.get("text"), r.get("kind") or "fact",
                                        r.get("pinned", False), r.get("source")),
                     r.get("pinned", False), r.get("source")) for r in rows]
+        batches = [checked[at:at + batch_size] for at in range(0, len(checked), batch_size)]
         results: list[WriteResult] = []
-        for start in range(0, len(checked), batch_size):
-            batch = checked[start:start + batch_size]
-            vectors: list[list[float] | None] = [None] * len(batch)
-            parts: list[list[list[float]]] = [[] for _ in batch]
-            error: str | None = None
-            if self.embedder is not None:
-                # One call for the batch: each text, then its sentences (where it has several).
-                spans = [[t, *sentences(t)] for t, *_ in batch]
-                try:
-                    flat = self.embedder.embed_checked([x for span in spans for x in span])
-                except EmbedderError as exc:
-                    error = str(exc)
-                else:
-                    at = 0
-                    for i, span in enumerate(spans):
-                        vectors[i], parts[i] = flat[at], flat[at + 1:at + len(span)]
-                        at += len(span)
-            with self.store.transaction(self.user):
-                for (text, kind, pinned, source), vector, extra in zip(batch, vectors, parts,
-                                                                       strict=True):
-                    results.append(self._remember(text, kind, pinned, source, vector, error,
-                                                  extra))
-            if progress is not None:
-                progress(len(results), len(checked))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = pool.submit(self._embed_rows, batches[0]) if batches else None
+            for number, batch in enumerate(batches):
+                assert ahead is not None
+                vectors, parts, error = ahead.result()
+                # The next batch is embedded while this one is written: the model or the network
+                # call releases the GIL, and a vector does not depend on the store.
+                ahead = (pool.submit(self._embed_rows, batches[number + 1])
+                         if number + 1 < len(batches) else None)
+                with self.store.transaction(self.user):
+                    for (text, kind, pinned, source), vector, extra in zip(batch, vectors, parts,
+                                                                           strict=True):
+                        results.append(self._remember(text, kind, pinned, source, vector, error,
+                                                      extra))
+                if progress is not None:
+                    progress(len(results), len(checked))
         return results
+
+    def _embed_rows(self, batch: Sequence[tuple[str, str, bool, str | None]]
+                    ) -> tuple[list[list[float] | None], list[list[list[float]]], str | None]:
+        """(vector of each text, its sentences' vectors, the embedder's error) for one batch,
+        in one call: each text, then its sentences (where it has several)."""
+        vectors: list[list[float] | None] = [None] * len(batch)
+        parts: list[list[list[float]]] = [[] for _ in batch]
+        if self.embedder is None:
+            return vectors, parts, None
+        spans = [[t, *sentences(t)] for t, *_ in batch]
+        try:
+            flat = self.embedder.embed_checked([x for span in spans for x in span])
+        except EmbedderError as exc:
+            return vectors, parts, str(exc)
+        at = 0
+        for i, span in enumerate(spans):
+            vectors[i], parts[i] = flat[at], flat[at + 1:at + len(span)]
+            at += len(span)
+        return vectors, parts, None
 
     def _remember(self, text: str, kind: str, pinned: bool, source: str | None,
                   vector: list[float] | None, embedding_error: str | None,
@@ -447,8 +461,10 @@ class Memory:
             vector = self._embed(query)[0]
             if vector is not None:
                 model = self.embedder.model_id
-                semantic = (model, self._similar(self.store, model, [vector],
-                                                 _recall.SEMANTIC_FLOOR))
+                found = self.store.nearest(self.user, model, vector, _recall.SEMANTIC_FLOOR)
+                semantic = (model, Nearby.of(found) if found is not None else
+                            self._vector_index(self.store, model).nearby(
+                                vector, _recall.SEMANTIC_FLOOR))
         return _recall.recall(self.store, self.user, query, limit, kind_list, self.settings,
                               self.clock(), semantic)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from ._config import Settings
@@ -10,6 +10,7 @@ from ._models import NOTICE, Fact, Recall, RecalledFact
 from ._similarity import calibrate, match_words
 from ._sql import SQLStore
 from ._text import content_words
+from ._vectors import Nearby
 
 STALE_FACTOR = 0.5  # a stale fact needs twice the relevance to outrank a fresh one
 SEARCH_WIDTH = 200
@@ -24,18 +25,24 @@ def is_stale(fact: Fact, now: datetime, settings: Settings) -> bool:
     return now - confirmed > timedelta(days=settings.stale_after_days)
 
 
-def _semantic_scores(settings: Settings, semantic: tuple[str, dict[str, float]]
-                     ) -> dict[str, float]:
-    """Raw cosines (already above the floor) mapped onto the lexical scale."""
-    model, cosines = semantic
+def _semantic_scores(settings: Settings, semantic: tuple[str, Nearby] | None
+                     ) -> Callable[[str], float]:
+    """A fact's raw cosine (above the floor) mapped onto the lexical scale, else 0."""
+    if semantic is None:
+        return lambda fact_id: 0.0
+    model, nearby = semantic
     lines = settings.cosine_lines(model, "fact")
     target = (settings.dedup_threshold, settings.conflict_threshold)
-    return {i: calibrate(c, lines, target) for i, c in cosines.items()}
+
+    def similar(fact_id: str) -> float:
+        cos = nearby.get(fact_id)
+        return calibrate(cos, lines, target) if cos is not None else 0.0
+    return similar
 
 
 def recall(store: SQLStore, user: str, query: str, limit: int,
            kinds: Sequence[str] | None, settings: Settings, now: datetime,
-           semantic: tuple[str, dict[str, float]] | None = None) -> Recall:
+           semantic: tuple[str, Nearby] | None = None) -> Recall:
     query_words = content_words(query)
     match = sorted(query_words)
     ranked: dict[str, float] = {}
@@ -44,9 +51,9 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
         best_rank = min((r for _, r in hits), default=-1.0) or -1.0
         for fact_id, rank in hits:
             ranked[fact_id] = rank / best_rank if best_rank else 0.0
-    similar = _semantic_scores(settings, semantic) if semantic else {}
+    similar = _semantic_scores(settings, semantic)
     # The nearest facts by meaning join the lexical hits, even with no word in common.
-    close = [i for i, _ in sorted(similar.items(), key=lambda kv: -kv[1])][:SEARCH_WIDTH]
+    close = semantic[1].best(SEARCH_WIDTH) if semantic else []
     if match or close:
         # Without their conflict links: only the few chosen below need them, and a dense
         # conflict graph makes loading them for every candidate the costly part of recall.
@@ -60,7 +67,7 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
     def relevance(fact: Fact) -> float:
         coverage = (len(match_words(query_words, content_words(fact.text))) / len(query_words)
                     if query_words else 0.0)
-        score = max(0.7 * coverage + 0.3 * ranked.get(fact.id, 0.0), similar.get(fact.id, 0.0))
+        score = max(0.7 * coverage + 0.3 * ranked.get(fact.id, 0.0), similar(fact.id))
         return score * (STALE_FACTOR if is_stale(fact, now, settings) else 1.0)
 
     pool = [f for f in candidates if not kinds or f.kind in kinds]

@@ -29,6 +29,44 @@ class Narrow:
     every: bool = False
 
 
+class Nearby:
+    """The cosines of one query with stored vectors, at or above a floor: the best few in
+    order, and any one fact's, without a mapping of them all (recall at scale)."""
+
+    def __init__(self, ids: Sequence[str], scores: Any, row_of: dict[str, int],
+                 floor: float) -> None:
+        self.ids, self.scores, self.row_of, self.floor = ids, scores, row_of, floor
+
+    @classmethod
+    def of(cls, found: dict[str, float]) -> Nearby:
+        """From a mapping that holds only facts at or above the floor (pgvector's answer)."""
+        import numpy as np
+
+        ids = list(found)
+        return cls(ids, np.asarray([found[i] for i in ids], dtype=np.float64),
+                   {i: n for n, i in enumerate(ids)}, float("-inf"))
+
+    def best(self, count: int) -> list[str]:
+        """The `count` facts of highest cosine; ties in the order the facts were stored."""
+        import numpy as np
+
+        rows = np.nonzero(self.scores >= self.floor)[0]
+        if len(rows) > count:
+            # Everything at or above the count-th best score, then the exact order of those.
+            kth = np.partition(self.scores[rows], len(rows) - count)[len(rows) - count]
+            rows = rows[self.scores[rows] >= kth]
+        ordered = rows[np.lexsort((rows, -self.scores[rows]))][:count]
+        return [self.ids[int(r)] for r in ordered]
+
+    def get(self, fact_id: str) -> float | None:
+        """This fact's cosine, or None if it is below the floor or has no vector."""
+        row = self.row_of.get(fact_id)
+        if row is None or row >= len(self.scores):
+            return None
+        score = float(self.scores[row])
+        return score if score >= self.floor else None
+
+
 class VectorIndex:
     def __init__(self, user: str, model: str, flag: str = "", tag_prefix: str = "",
                  block: int = BLOCK) -> None:
@@ -103,18 +141,13 @@ class VectorIndex:
         lets through): the highest cosine of each."""
         import numpy as np
 
-        if self.dim is None or not self.ids or not vectors:
+        qt = self._query(vectors)
+        if qt is None:
             return {}
-        q = np.asarray(vectors, dtype=np.float32)
-        if q.ndim != 2 or q.shape[1] != self.dim:
-            return {}
-        q /= np.clip(np.linalg.norm(q, axis=1, keepdims=True), 1e-12, None)
-        qt = np.ascontiguousarray(q.T)
         tagged = self._tagged(narrow.tags) if narrow is not None else None
         found: dict[str, float] = {}
         for b, block in enumerate(self.blocks):
-            start = b * self.block
-            used = min(self.block, len(self.ids) - start)
+            start, used = b * self.block, self._used(b)
             scores = (block[:used] @ qt).max(axis=1)
             keep = scores >= line
             if narrow is not None and tagged is not None:
@@ -125,6 +158,34 @@ class VectorIndex:
             for i in np.nonzero(keep)[0]:
                 found[self.ids[start + int(i)]] = float(scores[i])
         return found
+
+    def nearby(self, vector: list[float], floor: float) -> Nearby:
+        """Every row's cosine with `vector`, read through a floor."""
+        import numpy as np
+
+        qt = self._query([vector])
+        if qt is None:
+            return Nearby([], np.zeros(0), {}, floor)
+        scores = np.concatenate([(block[:self._used(b)] @ qt).max(axis=1)
+                                 for b, block in enumerate(self.blocks)])
+        return Nearby(self.ids, scores, self.row_of, floor)
+
+    def _used(self, number: int) -> int:
+        """Rows in use in block `number`."""
+        return min(self.block, len(self.ids) - number * self.block)
+
+    def _query(self, vectors: Sequence[list[float]]) -> Any:
+        """The probes as unit columns (dim x probes), or None if none can be compared: one
+        way for every search, so that all read the same cosine for a pair."""
+        import numpy as np
+
+        if self.dim is None or not self.ids or not vectors:
+            return None
+        q = np.asarray(vectors, dtype=np.float32)
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            return None
+        q /= np.clip(np.linalg.norm(q, axis=1, keepdims=True), 1e-12, None)
+        return np.ascontiguousarray(q.T)
 
     def _tagged(self, tags: frozenset[str]) -> Any:
         """Rows that carry one of `tags`."""
