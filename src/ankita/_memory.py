@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import secrets
 import struct
 import uuid
@@ -14,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from . import _doctor, _dump, _history, _recall
+from ._candidates import CandidateSearch
 from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts
 from ._embedders import Embedder, resolve_embedder
 from ._errors import EmbedderError, InvalidInput, NotFound, UndoError
-from ._index import OPPOSITE_TAG, POLAR_FLAG, Ask, Group, lookup_for, short_partners
 from ._models import Conflict, Event, Fact, Recall, WriteResult
-from ._similarity import SHORT_LINK_SCORE, cosine, match_words
+from ._similarity import cosine, match_words
 from ._sql import SQLStore, open_store
 from ._text import content_words, sentences
 from ._validate import (
@@ -33,7 +32,6 @@ from ._validate import (
     validate_text,
     validate_user,
 )
-from ._vectors import Narrow, Nearby, VectorIndex
 
 # `Memory.list` shadows the builtin inside the class body, so annotations use these aliases.
 Facts = list[Fact]
@@ -49,6 +47,13 @@ def _now(clock: Callable[[], datetime]) -> str:
 
 def _pack(vector: Sequence[float]) -> bytes:
     return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def _array(vector: Sequence[float]) -> Any:
+    """A fresh vector as a float64 array, exactly as given."""
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float64)
 
 
 def _stored(blob: bytes) -> Any:
@@ -85,7 +90,7 @@ class Memory:
         # "exhaustive" compares with every stored fact: the reference the index is tested
         # against (tests/test_scale.py) and benchmarked against (`ankita bench`).
         self.candidate_search = candidate_search
-        self._vector_indexes: dict[str, VectorIndex] = {}
+        self._search = CandidateSearch(self.user, self.settings, candidate_search)
         self.store = open_store(self.path)
         self.path = self.store.path  # a database URL without its password
 
@@ -208,14 +213,15 @@ class Memory:
         probes = [vector, *parts] if vector is not None else []
         op, at = uuid.uuid4().hex, _now(self.clock)
         with self.store.transaction(self.user) as store:
-            stored = self._candidates(store, text, kind, probes, model)
+            stored = self._search.candidates(store, text, kind, probes, model)
             vectors = (store.vectors_of([f.id for f in stored], model)
                        if vector is not None and model else {})
             scored: list[tuple[Comparison, Fact]] = []
+            arrays = [_array(p) for p in probes]  # converted once, not per candidate
             for fact in stored:
                 blob = vectors.get(fact.id)
                 # The text as a whole, or one of its sentences: the closer one counts.
-                cos = max(cosine(p, _stored(blob)) for p in probes) if probes and blob else None
+                cos = max(cosine(p, _stored(blob)) for p in arrays) if arrays and blob else None
                 scored.append((compare_texts(text, kind, fact.text, fact.kind, self.settings,
                                              cos, model), fact))
             merges = [(c, f) for c, f in scored if c.action == MERGE]
@@ -233,89 +239,6 @@ class Memory:
         return replace(result, embedding_error=embedding_error,
                        reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
                               "scores are lexical and `ankita reindex` will embed it later")
-
-    def _similar(self, store: SQLStore, model: str, vectors: Sequence[list[float]],
-                 line: float, narrow: Narrow | None = None) -> dict[str, float]:
-        """Stored facts whose vector has cosine >= line with any of `vectors`, and the highest
-        such cosine; with `narrow`, below its line only those it lets through, or a superset.
-        Searched by the database when it can (pgvector), else in an in-memory matrix kept in
-        step with the store."""
-        found: dict[str, float] = {}
-        for vector in vectors:
-            near = store.nearest(self.user, model, vector, line)
-            if near is None:
-                return self._vector_index(store, model).above(vectors, line, narrow)
-            for fact_id, cos in near.items():
-                found[fact_id] = max(cos, found.get(fact_id, cos))
-        if narrow is None or narrow.every:
-            return found  # the caller keeps only facts of its kind
-        below = sorted(i for i, cos in found.items() if cos < narrow.line)
-        let = store.filed_among(self.user, [POLAR_FLAG, *sorted(narrow.tags)], below)
-        return {i: cos for i, cos in found.items() if cos >= narrow.line or i in let}
-
-    def _vector_index(self, store: SQLStore, model: str) -> VectorIndex:
-        index = self._vector_indexes.get(model)
-        if index is None:
-            index = self._vector_indexes[model] = VectorIndex(
-                self.user, model, flag=POLAR_FLAG, tag_prefix=OPPOSITE_TAG)
-        index.sync(store)
-        return index
-
-    def _candidates(self, store: SQLStore, text: str, kind: str,
-                    probes: Sequence[list[float]], model: str | None) -> Facts:
-        """The stored facts that could change this write's decision (docs/scale.md)."""
-        if self.candidate_search == "exhaustive":
-            return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
-        lookup = lookup_for(text)
-        groups = lookup.groups
-        dedup, conflict_line = self.settings.thresholds(kind)
-        partners = () if lookup.short is None or conflict_line <= 0 else \
-            short_partners(lookup.short, lookup.shifts, conflict_line)
-        short = tuple(f"h{c}:" for c in partners)
-        asks = [Ask(("",), (Group(lookup.specific, frozenset()),))]
-        names: list[Ask] = []
-        if not (self.settings.detect_disagreement and conflict_line >= 0.5
-                and dedup > SHORT_LINK_SCORE):
-            # Outside the bounds docs/scale.md proves for: every fact sharing a word.
-            asks.append(Ask(("c:",), groups))
-        elif not lookup.named:
-            # Two shared words, or one with a short fact of a partner class.
-            asks += [Ask(("c:",), groups, 2), Ask(short, groups)]
-        else:
-            # A fact holding a name this one lacks, while this one holds a name it lacks, is
-            # about something else: it counts only if it holds one of our names, we hold
-            # one of its names, or it could reach the merge line on shared words alone.
-            asks += [Ask(("o:",), groups, 2), Ask(tuple(f"ho{c}:" for c in partners), groups)]
-            # One of its names is one of our words, or one of ours one of its words: that
-            # name is a shared word, and the rule of two shared words (or one with a short
-            # partner) still holds.
-            names = [Ask(("n:",), groups), Ask(("c:",), lookup.name_groups)]
-            asks += [Ask(("c:",), groups, 2, same_name=True),
-                     Ask(short, groups, same_name=True)]
-            # Its name extends our initials ("UK"), or one of our names may be an acronym of
-            # its capitalised words: such a name shares no word, so every one counts.
-            asks += [Ask(("n:",), lookup.initials_groups), Ask(("r:",), lookup.acronym_groups)]
-            # Jaccard >= dedup with a word apart on each side needs this many shared words.
-            if dedup < 1:
-                asks.append(Ask(("c:",), groups,
-                                max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
-        ids = store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
-        if not (probes and model):
-            return store.facts_by_ids(self.user, sorted(ids), links=False)
-        merge_line, line = self.settings.cosine_lines(model, kind)
-        # Below the merge line, cosine decides only between facts of one kind: as a conflict
-        # by itself when the disagreement check is off, else as the frame of a negation,
-        # opposites or a change of state (`polar_cue`). A fact that negates or states a change
-        # may meet almost any stored fact; any other meets only one that does, or that holds
-        # an opposite of one of its words (docs/scale.md).
-        narrow = Narrow(merge_line - 1e-4, kind,
-                        frozenset(OPPOSITE_TAG + w for w in lookup.opposed),
-                        every=lookup.shifts or not self.settings.detect_disagreement)
-        # A hair below the lines: float32 search must not lose a pair the exact cosine keeps.
-        near = self._similar(store, model, probes, line - 1e-4, narrow)
-        ids |= {i for i, cos in near.items() if cos >= narrow.line}
-        return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
-                if f.id in ids or f.kind == kind]
 
     def _create(self, store: SQLStore, op: str, at: str, text: str, kind: str, pinned: bool,
                 source: str | None, flagged: list[tuple[Comparison, Fact]],
@@ -461,10 +384,8 @@ class Memory:
             vector = self._embed(query)[0]
             if vector is not None:
                 model = self.embedder.model_id
-                found = self.store.nearest(self.user, model, vector, _recall.SEMANTIC_FLOOR)
-                semantic = (model, Nearby.of(found) if found is not None else
-                            self._vector_index(self.store, model).nearby(
-                                vector, _recall.SEMANTIC_FLOOR))
+                semantic = (model, self._search.nearby(self.store, model, vector,
+                                                       _recall.SEMANTIC_FLOOR))
         return _recall.recall(self.store, self.user, query, limit, kind_list, self.settings,
                               self.clock(), semantic)
 
@@ -563,7 +484,7 @@ class Memory:
             if item.type != "forget" or item.undone_by is not None:
                 continue
             text, kind = item.data["fact"]["text"], item.data["fact"]["kind"]
-            for other in self._candidates(store, text, kind, (), None):
+            for other in self._search.candidates(store, text, kind, (), None):
                 same = compare_texts(text, kind, other.text, other.kind, self.settings,
                                      None, None)
                 if other.id != item.fact_id and same.action == MERGE:

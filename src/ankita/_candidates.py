@@ -1,0 +1,116 @@
+"""Candidate search: the stored facts that could change one write's decision (docs/scale.md).
+
+The lexical tiers ask the terms table; the vector tier searches an in-memory matrix per model
+(or pgvector), narrowed to the facts a cosine can decide against. `mode="exhaustive"` returns
+every stored fact instead: the reference the index is tested and benchmarked against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ._config import Settings
+from ._index import OPPOSITE_TAG, POLAR_FLAG, Ask, Group, lookup_for, short_partners
+from ._models import Fact
+from ._similarity import SHORT_LINK_SCORE
+from ._sql import SQLStore
+from ._vectors import Narrow, Nearby, VectorIndex
+
+
+class CandidateSearch:
+    """One user's candidate search, holding that user's in-memory vector indexes."""
+
+    def __init__(self, user: str, settings: Settings, mode: str = "index") -> None:
+        self.user, self.settings, self.mode = user, settings, mode
+        self.vector_indexes: dict[str, VectorIndex] = {}
+
+    def candidates(self, store: SQLStore, text: str, kind: str,
+                   probes: Sequence[list[float]], model: str | None) -> list[Fact]:
+        """The stored facts that could change this write's decision (docs/scale.md)."""
+        if self.mode == "exhaustive":
+            return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
+        lookup = lookup_for(text)
+        groups = lookup.groups
+        dedup, conflict_line = self.settings.thresholds(kind)
+        partners = () if lookup.short is None or conflict_line <= 0 else \
+            short_partners(lookup.short, lookup.shifts, conflict_line)
+        short = tuple(f"h{c}:" for c in partners)
+        asks = [Ask(("",), (Group(lookup.specific, frozenset()),))]
+        names: list[Ask] = []
+        if not (self.settings.detect_disagreement and conflict_line >= 0.5
+                and dedup > SHORT_LINK_SCORE):
+            # Outside the bounds docs/scale.md proves for: every fact sharing a word.
+            asks.append(Ask(("c:",), groups))
+        elif not lookup.named:
+            # Two shared words, or one with a short fact of a partner class.
+            asks += [Ask(("c:",), groups, 2), Ask(short, groups)]
+        else:
+            # A fact holding a name this one lacks, while this one holds a name it lacks, is
+            # about something else: it counts only if it holds one of our names, we hold
+            # one of its names, or it could reach the merge line on shared words alone.
+            asks += [Ask(("o:",), groups, 2), Ask(tuple(f"ho{c}:" for c in partners), groups)]
+            # One of its names is one of our words, or one of ours one of its words: that
+            # name is a shared word, and the rule of two shared words (or one with a short
+            # partner) still holds.
+            names = [Ask(("n:",), groups), Ask(("c:",), lookup.name_groups)]
+            asks += [Ask(("c:",), groups, 2, same_name=True),
+                     Ask(short, groups, same_name=True)]
+            # Its name extends our initials ("UK"), or one of our names may be an acronym of
+            # its capitalised words: such a name shares no word, so every one counts.
+            asks += [Ask(("n:",), lookup.initials_groups), Ask(("r:",), lookup.acronym_groups)]
+            # Jaccard >= dedup with a word apart on each side needs this many shared words.
+            if dedup < 1:
+                asks.append(Ask(("c:",), groups,
+                                max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
+        ids = store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
+        if not (probes and model):
+            return store.facts_by_ids(self.user, sorted(ids), links=False)
+        merge_line, line = self.settings.cosine_lines(model, kind)
+        # Below the merge line, cosine decides only between facts of one kind: as a conflict
+        # by itself when the disagreement check is off, else as the frame of a negation,
+        # opposites or a change of state (`polar_cue`). A fact that negates or states a change
+        # may meet almost any stored fact; any other meets only one that does, or that holds
+        # an opposite of one of its words (docs/scale.md).
+        narrow = Narrow(merge_line - 1e-4, kind,
+                        frozenset(OPPOSITE_TAG + w for w in lookup.opposed),
+                        every=lookup.shifts or not self.settings.detect_disagreement)
+        # A hair below the lines: float32 search must not lose a pair the exact cosine keeps.
+        near = self._similar(store, model, probes, line - 1e-4, narrow)
+        ids |= {i for i, cos in near.items() if cos >= narrow.line}
+        return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
+                if f.id in ids or f.kind == kind]
+
+    def nearby(self, store: SQLStore, model: str, vector: list[float], floor: float) -> Nearby:
+        """Every stored fact's cosine with `vector`, read through `floor` (for recall)."""
+        found = store.nearest(self.user, model, vector, floor)
+        if found is not None:
+            return Nearby.of(found)
+        return self._vector_index(store, model).nearby(vector, floor)
+
+    def _similar(self, store: SQLStore, model: str, vectors: Sequence[list[float]],
+                 line: float, narrow: Narrow | None = None) -> dict[str, float]:
+        """Stored facts whose vector has cosine >= line with any of `vectors`, and the highest
+        such cosine; with `narrow`, below its line only those it lets through, or a superset.
+        Searched by the database when it can (pgvector), else in an in-memory matrix kept in
+        step with the store."""
+        found: dict[str, float] = {}
+        for vector in vectors:
+            near = store.nearest(self.user, model, vector, line)
+            if near is None:
+                return self._vector_index(store, model).above(vectors, line, narrow)
+            for fact_id, cos in near.items():
+                found[fact_id] = max(cos, found.get(fact_id, cos))
+        if narrow is None or narrow.every:
+            return found  # the caller keeps only facts of its kind
+        below = sorted(i for i, cos in found.items() if cos < narrow.line)
+        let = store.filed_among(self.user, [POLAR_FLAG, *sorted(narrow.tags)], below)
+        return {i: cos for i, cos in found.items() if cos >= narrow.line or i in let}
+
+    def _vector_index(self, store: SQLStore, model: str) -> VectorIndex:
+        index = self.vector_indexes.get(model)
+        if index is None:
+            index = self.vector_indexes[model] = VectorIndex(
+                self.user, model, flag=POLAR_FLAG, tag_prefix=OPPOSITE_TAG)
+        index.sync(store)
+        return index
