@@ -124,6 +124,15 @@ def test_compatible_neighbours_are_not_flagged(memory):
     ("My sister Anna lives in Lyon", "My sister Anna moved to Paris", True),
     # A stated change replaces one value: two names apart on each side are two things.
     ("I work on Apollo with Anna", "I quit working on Zephyr with Marek", False),
+    # A change that only ends something names what ended.
+    ("I work on Zephyr with Anna", "I quit working on Apollo", False),
+    ("I use Vim", "I stopped using Emacs", False),
+    ("I use Vim", "I stopped using Vim", True),
+    ("I work on Apollo with Anna", "I quit working on Apollo", True),
+    # Two endings in one frame both hold; two moves do not.
+    ("I quit working on Apollo", "I quit working on Zephyr", False),
+    ("I no longer live in Oslo", "I no longer live in Rome", False),
+    ("I moved to Oslo", "I moved to Rome", True),
     # The same name, or the name is the replaced value: still one subject.
     ("Anna is 30 years old", "Anna is 31 years old", True),
     ("My sister lives in Lyon", "My sister lives in Paris", True),

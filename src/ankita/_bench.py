@@ -101,16 +101,17 @@ class FactGenerator:
         return text, kind
 
     def _polar(self) -> tuple[str, str]:
-        """A stated change or a negation ("moved to", "no longer", "not"): such a fact may
-        conflict with any close fact of its kind, so it is the costly case for the index."""
+        """A stated change or a negation ("moved to", "no longer", "not") about one person or
+        project, so its conflicts stay few. With vectors it is the costly case: it may meet any
+        close fact of its kind."""
         r = self.rng
         person, topic, noun = r.choice(self.people), r.choice(self.topics), r.choice(_NOUNS)
         options = [
             ("location", f"My {self.relation[person]} {person} moved to {r.choice(self.places)}"),
             ("tool", f"The {topic} service switched to {r.choice(self.tools)}"),
-            ("preference", f"I no longer like {noun}"),
+            ("preference", f"I no longer like {noun} with {person}"),
             ("preference", f"{person} does not like {noun}"),
-            ("habit", f"I stopped going {noun} on {r.choice(_DAYS)}s"),
+            ("habit", f"I stopped going {noun} with {person}"),
             ("work", f"I quit working on {topic}"),
             ("health", f"{person} is not allergic to {noun}"),
         ]

@@ -13,6 +13,7 @@ from ._disagree import (
     frame_words,
     has_opposite_pair,
     may_conflict,
+    only_ends,
     slot_keys,
 )
 from ._similarity import (
@@ -186,13 +187,16 @@ def compare_texts(
     # Toronto" / "I moved to Montreal"); any other finding between two named things compares
     # two things.
     # A stated change replaces one value, so two names on each side that the other lacks are
-    # two things ("My sister Anna moved to Lyon" / "My colleague Marek lives in Oslo").
+    # two things ("My sister Anna moved to Lyon" / "My colleague Marek lives in Oslo"); and a
+    # change that only ends something names what ended ("I quit working on Apollo" / "I work
+    # on Zephyr").
     apart = None
     if conflicting:
         frames = frame_words(old_text, new_text, conflicting)
         names_are_values = any(f.check in ("value", "attribute") for f in conflicting) or (
             any(f.check == "change_of_state" for f in conflicting)
             and not leading_name(old_text) and not leading_name(new_text)
+            and not (only_ends(old_text) or only_ends(new_text))
             and min(len(n) for n in _unshared_names(old_text, new_text, *frames)) < 2)
         apart = None if names_are_values else names_apart(old_text, new_text, frames)
     gates = (

@@ -51,6 +51,13 @@ CHANGE_OF_STATE = frozenset({
 })
 _CHANGE_PHRASES = (("no", "longer"), ("no", "more"), ("used", "to"), ("any", "more"),
                    ("give", "up"), ("gave", "up"), ("these", "days"), ("not", "anymore"))
+# Change words that only end something ("I quit X"), as against those that replace it ("I
+# moved to X", "I switched to X"): an ending names what ended, not what came instead.
+ENDING = frozenset({
+    "quit", "quitting", "stopped", "stop", "anymore", "gave", "giving", "left", "retired",
+    "dropped", "abandoned", "ditched", "former", "formerly", "ex",
+    "no longer", "no more", "any more", "give up", "gave up", "not anymore", "used to",
+})
 
 _OPPOSITES = [
     ("love", "hate"), ("like", "dislike"), ("like", "hate"), ("light", "dark"),
@@ -245,6 +252,12 @@ def change_words(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def only_ends(text: str) -> bool:
+    """States a change, and every change word only ends something (`ENDING`)."""
+    words = change_words(text)
+    return bool(words) and words <= ENDING
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def _word_forms(text: str) -> frozenset[str]:
     """Every token and its stem: what the opposites and vocabulary checks look up."""
@@ -341,6 +354,9 @@ def check_value(a: str, b: str) -> list[Finding]:
     # merge ("I like jazz" / "I like blues"), even where it is no conflict.
     different = [Finding("different", f"'{' '.join(old)}' vs '{' '.join(new)}'", words)]
     if any(w in MULTI_VALUED or w in _ADDITIVE for w in frame + old + new):
+        return different
+    # Two endings in one frame both hold ("I quit working on X" / "... on Y").
+    if only_ends(a) and only_ends(b):
         return different
     # "I use X" / "I use Y" can both hold; "I use X on my desktop" names one slot.
     after_c = [w for w in ta[i2:] if w not in STOP_WORDS]
