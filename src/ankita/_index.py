@@ -28,6 +28,7 @@ from ._disagree import (
     droppable_stems,
     frame_sequence,
     negates,
+    only_ends,
     opposed_forms,
     opposite_forms,
     slot_key,
@@ -52,7 +53,7 @@ OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "10"
+ANALYZER_VERSION = "11"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -70,10 +71,12 @@ def _with_opposite() -> frozenset[str]:
 
 
 def named(text: str) -> bool:
-    """Holds a firm name and states no change: a stated change between two named things may
-    be one thing changing ("I live in Toronto" / "I moved to Montreal"), which the name rule
-    of `_decision` leaves alone, so such a fact is open to every fact sharing its words."""
-    return bool(firm_names(text)) and not change_words(text)
+    """Holds a firm name and states no change, or only one that ends something: a change
+    that replaces a value between two named things may be one thing changing ("I live in
+    Toronto" / "I moved to Montreal"), which the name rule of `_decision` leaves alone, so
+    such a fact is open to every fact sharing its words. An ending ("I quit working on
+    Apollo") names what ended, and the name rule holds for it."""
+    return bool(firm_names(text)) and (not change_words(text) or only_ends(text))
 
 
 def is_short(text: str) -> bool:
