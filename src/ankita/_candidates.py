@@ -103,8 +103,10 @@ class CandidateSearch:
                 found[fact_id] = max(cos, found.get(fact_id, cos))
         if narrow is None or narrow.every:
             return found  # the caller keeps only facts of its kind
-        below = sorted(i for i, cos in found.items() if cos < narrow.line)
-        let = store.filed_among(self.user, [POLAR_FLAG, *sorted(narrow.tags)], below)
+        # The flag and tags that the in-memory index keeps beside its rows, read for these.
+        below = [i for i, cos in found.items() if cos < narrow.line]
+        let = {i for i, term in store.terms_under(self.user, (POLAR_FLAG, OPPOSITE_TAG), below)
+               if term == POLAR_FLAG or term in narrow.tags}
         return {i: cos for i, cos in found.items() if cos >= narrow.line or i in let}
 
     def _vector_index(self, store: SQLStore, model: str) -> VectorIndex:

@@ -269,15 +269,6 @@ class SQLStore:
             ids |= {r[0] for r in self._run(sql, [p for _, ps in chunk for p in ps]).fetchall()}
         return ids
 
-    def filed_among(self, user: str, terms: Sequence[str], ids: Sequence[str]) -> set[str]:
-        """Those of `ids` filed under one of `terms` (exact terms; one seek per pair)."""
-        if not terms or not ids:
-            return set()
-        clause, params = self._ids_clause(sorted(ids), "fact_id")
-        return {r[0] for r in self._run(
-            f'SELECT fact_id FROM terms WHERE "user" = ? AND term IN ({_marks(terms)})'
-            f" AND {clause}", [user, *sorted(terms), *params]).fetchall()}
-
     def filed_under(self, user: str, asks: Sequence[Ask], names: Sequence[Ask] = ()
                     ) -> set[str]:
         """Facts that answer one of `asks`; an ask marked `same_name` counts only the facts
@@ -444,13 +435,17 @@ class SQLStore:
                     ) -> list[tuple[str, str]]:
         """(fact id, term) of every term starting with one of `prefixes`, of these facts (or
         of all the user's)."""
-        clause, params = self._ids_clause(sorted(ids), "fact_id") if ids is not None else ("1=1",
-                                                                                          [])
+        clause, params = "", list[Any]()
+        if ids is not None:
+            if not ids:
+                return []
+            clause, params = self._ids_clause(sorted(ids), "fact_id")
+            clause = " AND " + clause
         out: list[tuple[str, str]] = []
         for prefix in prefixes:
             out += [(r[0], r[1]) for r in self._run(
-                f'SELECT fact_id, term FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
-                f" AND {clause}", [user, prefix, prefix + "\U0010ffff", *params]).fetchall()]
+                'SELECT fact_id, term FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
+                + clause, [user, prefix, prefix + "\U0010ffff", *params]).fetchall()]
         return out
 
     def vector_dim(self, model: str) -> int | None:

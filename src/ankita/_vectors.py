@@ -93,6 +93,7 @@ class VectorIndex:
         if self.dim is None:
             self.dim = len(fresh[0][2]) // 4
         changed: list[int] = []
+        renewed: list[int] = []  # rows that already held a vector of this fact
         for seq, fact_id, blob, kind in fresh:
             vector = np.frombuffer(blob, dtype="<f4")
             if vector.shape[0] != self.dim:
@@ -107,24 +108,28 @@ class VectorIndex:
                     self.flags.append(np.zeros(self.block, dtype=bool))
                 self.ids.append(fact_id)
                 self.row_of[fact_id] = row
+            else:
+                renewed.append(row)
             self.blocks[row // self.block][row % self.block] = vector / norm
             code = self.kind_code.setdefault(kind, len(self.kind_code))
             self.kinds[row // self.block][row % self.block] = code
             changed.append(row)
             self.seq = seq
-        self._tag(store, changed, first=len(changed) == len(self.ids))
+        self._tag(store, changed, renewed, first=len(changed) == len(self.ids))
 
-    def _tag(self, store: SQLStore, rows: list[int], first: bool) -> None:
-        """Read the flag and tags of these rows' facts. A fact's vectors are dropped whenever
-        its text changes, so what is read beside a vector stays true while the vector exists."""
+    def _tag(self, store: SQLStore, rows: list[int], renewed: list[int], first: bool) -> None:
+        """Read the flag and tags of these rows' facts (forgetting what `renewed` rows held).
+        A fact's vectors are dropped whenever its text changes, so what is read beside a
+        vector stays true while the vector exists."""
         prefixes = [p for p in (self.flag, self.tag_prefix) if p]
         if not prefixes or not rows:
             return
         wanted = set(rows)
-        for row in rows:
-            self.flags[row // self.block][row % self.block] = False
-        for tagged in self.rows_tagged.values():
-            tagged -= wanted
+        if renewed:
+            for row in renewed:
+                self.flags[row // self.block][row % self.block] = False
+            for tagged in self.rows_tagged.values():
+                tagged.difference_update(renewed)
         ids = None if first else [self.ids[r] for r in rows]  # first load: one range scan
         for fact_id, term in store.terms_under(self.user, prefixes, ids):
             at = self.row_of.get(fact_id)
@@ -144,15 +149,15 @@ class VectorIndex:
         qt = self._query(vectors)
         if qt is None:
             return {}
-        tagged = self._tagged(narrow.tags) if narrow is not None else None
+        tagged = self._tagged(narrow.tags) if narrow is not None and not narrow.every else None
         found: dict[str, float] = {}
         for b, block in enumerate(self.blocks):
             start, used = b * self.block, self._used(b)
             scores = (block[:used] @ qt).max(axis=1)
             keep = scores >= line
-            if narrow is not None and tagged is not None:
+            if narrow is not None:
                 allowed = self.kinds[b][:used] == self.kind_code.get(narrow.kind, -2)
-                if not narrow.every:
+                if tagged is not None:
                     allowed &= self.flags[b][:used] | tagged[start:start + used]
                 keep &= (scores >= narrow.line) | allowed
             for i in np.nonzero(keep)[0]:
