@@ -54,6 +54,12 @@ def fact(rng: random.Random) -> tuple[str, str]:
         ("habit", f"{n} drinks {t.lower()} on {rng.choice(DAYS)}s"),
         ("tool", f"I drive a {rng.choice(['Toyota', 'Honda', 'Volvo'])}"),
         ("tool", f"I switched to driving a {rng.choice(['Toyota', 'Honda', 'Volvo'])}"),
+        # Chat turns of several clauses, each of which may decide alone.
+        ("preference", f"Oh nice, {s.lower() if s != 'I' else s} loves {t}"),
+        ("preference", f"I like {t}, but I don't like {rng.choice(THINGS)}"),
+        ("habit", f"Ha. I drink {t} every morning and I hate {rng.choice(THINGS)}!"),
+        ("tool", f"Sure, I stopped using {t} because it was slow"),
+        ("preference", f"{n} hates {t}. I never liked it either"),
     ]
     kind, text = rng.choice(templates)
     return text, kind

@@ -1,8 +1,9 @@
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from ankita._similarity import lexical_score, words_match
-from ankita._text import acronyms, content_words
+from ankita._text import acronyms, content_words, statements
 
 
 def test_filler_words_are_dropped():
@@ -86,6 +87,25 @@ def test_sentence_containment_needs_two_sentences_and_two_words():
     # A decimal point is not the end of a sentence.
     assert lexical_score("Python 3.5 at work", "We run Python 3.5 at work").winner != \
         "sentence_containment"
+
+
+def test_a_sentence_that_says_exactly_a_one_word_fact_scores_one():
+    s = lexical_score("I am in the army.", "Hmm, interesting. I am in the army!")
+    assert s.score == 1.0 and s.winner == "sentence_containment"
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("I like tea, but I hate coffee", ("I like tea,", "but I hate coffee")),
+    ("I like tea but I hate coffee", ("I like tea", "I hate coffee")),
+    ("I left early because I was tired", ("I left early", "I was tired")),
+    ("Nice! I love wine and I drink it daily", ("Nice!", "I love wine", "I drink it daily")),
+    # A conjunction between two nouns, or one without a subject after it, joins no clauses.
+    ("A man and a woman are walking", ()),
+    ("I cook and clean on Sundays", ()),
+    ("I use Python 3.5 at work", ()),
+])
+def test_statements_split_a_text_into_its_clauses(text, parts):
+    assert statements(text) == parts
 
 
 def test_initials_skip_a_capitalised_function_word():

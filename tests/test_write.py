@@ -100,6 +100,8 @@ def test_negated_twin_is_a_conflict_not_a_merge(memory):
     ("I'm 28", "I'm 35", "numbers"),
     ("I use Firefox", "I switched from Firefox to Chrome", "change_of_state"),
     ("I prefer light mode", "I prefer dark mode", "opposites"),
+    # "like" is filler, yet its opposite names the same slot.
+    ("I like dancing", "I hate dancing", "opposites"),
 ])
 def test_disagreeing_pairs_are_flagged_with_the_reason(memory, a, b, check):
     memory.remember(a)
@@ -460,3 +462,62 @@ def test_one_sentence_of_a_chat_turn_matches_by_meaning(db, search):
         single = m.remember("Weather, the bus, the match and hives were on my mind",
                             kind="hobby")
         assert single.action == "created"  # one sentence: only the whole counts
+
+
+@pytest.mark.parametrize("search", ["index", "exhaustive"])
+@pytest.mark.parametrize("stored,new,flagged", [
+    # One clause of each turn states the thing; the rest is small talk.
+    ("I love wine too! I went tasting in Napa last spring.",
+     "OK, but I do not even like wine anyways.", True),
+    ("Baking is my hobby, my pecan pie wins prizes", "I have never baked in my life.", True),
+    ("Nice, I like dancing because I feel free", "That sounds fun, but I hate dancing", True),
+    # A capital that opens a sentence is no name ("Ha", "Honestly").
+    ("Ha, sounds fun. I love karaoke, my brother sings too", "Honestly, I can't stand karaoke",
+     True),
+    # Clauses that share a word without disagreeing, and a negation about something else.
+    ("I love wine too! I went tasting in Napa last spring.",
+     "Red wine is what I drink at dinner, with friends", False),
+    ("Baking is my hobby, my pecan pie wins prizes", "I never travel in winter, baking keeps "
+     "me busy", False),
+    # A clause may leave its subject behind: two turns naming two things are two things.
+    ("Theatre Nova, founded in Lisbon.", "The Orb was started in Lisbon.", False),
+])
+def test_a_clause_of_a_chat_turn_can_disagree_with_a_clause_of_another(
+        db_path, search, stored, new, flagged):
+    with Memory(db_path, embedder="none", candidate_search=search) as m:
+        first = m.remember(stored)
+        result = m.remember(new)
+    if flagged:
+        assert result.action == "conflict" and result.conflicts_with == (first.fact.id,)
+        assert "one clause of each disagrees" in result.reason
+    else:
+        assert result.action == "created", result.reason
+
+
+def test_a_one_word_fact_merges_into_the_sentence_that_says_exactly_it(memory):
+    first = memory.remember("I am in the army.")
+    turn = memory.remember("Hmm, interesting. I am in the army!")
+    assert turn.action == "merged" and turn.fact.id == first.fact.id
+    assert memory.remember("Hmm, the army food is bland.").action == "created"
+
+
+@pytest.mark.parametrize("a,b,action", [
+    # The passive names the doer last: the same roles, not swapped ones.
+    ("A man is playing the guitar", "The guitar is being played by a man", "merged"),
+    ("The turtle follows the fish", "The fish follows the turtle", "conflict"),
+    # Word order across clauses is free.
+    ("I watched the movie Alien five times",
+     "Alien is my favourite movie ever, I watched it five times", "merged"),
+    # "a cat" is one cat: related, and no disagreement.
+    ("I have two dogs and one cat", "Two dogs and a cat, they are my babies", "created"),
+    ("I have two dogs and one cat", "I have two dogs and two cats", "conflict"),
+    # A negation ends where a new subject opens a clause.
+    ("I work as a museum guide", "When I am not reading I work as a museum guide", "merged"),
+    # "gave" alone states no change; "gave up" does.
+    ("My wife gave me a watch", "My wife gave me a watch for my birthday", "merged"),
+    ("I play chess on Sundays", "I gave up chess on Sundays", "conflict"),
+])
+def test_word_order_numbers_and_scope_read_as_people_mean_them(memory, a, b, action):
+    memory.remember(a)
+    result = memory.remember(b)
+    assert result.action == action, result.reason

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 
 from ._config import Settings
-from ._index import OPPOSITE_TAG, POLAR_FLAG, Ask, Group, lookup_for, short_partners
+from ._index import OPPOSITE_TAG, POLAR_FLAG, Ask, Group, lookup_for, short_partners, units
 from ._models import Fact
 from ._similarity import SHORT_LINK_SCORE
 from ._sql import SQLStore
@@ -30,6 +30,29 @@ class CandidateSearch:
         """The stored facts that could change this write's decision (docs/scale.md)."""
         if self.mode == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
+        # Each clause of a chat turn may decide against a clause of a stored fact.
+        ids = set().union(*(self._filed(store, unit, kind) for unit in units(text)))
+        if not (probes and model):
+            return store.facts_by_ids(self.user, sorted(ids), links=False)
+        lookup = lookup_for(text)
+        merge_line, line = self.settings.cosine_lines(model, kind)
+        # Below the merge line, cosine decides only between facts of one kind: as a conflict
+        # by itself when the disagreement check is off, else as the frame of a negation,
+        # opposites or a change of state (`polar_cue`). A fact that negates or states a change
+        # may meet almost any stored fact; any other meets only one that does, or that holds
+        # an opposite of one of its words (docs/scale.md).
+        narrow = Narrow(merge_line - 1e-4, kind,
+                        frozenset(OPPOSITE_TAG + w for w in lookup.opposed),
+                        every=lookup.shifts or not self.settings.detect_disagreement)
+        # A hair below the lines: float32 search must not lose a pair the exact cosine keeps.
+        near = self._similar(store, model, probes, line - 1e-4, narrow)
+        ids |= {i for i, cos in near.items() if cos >= narrow.line}
+        return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
+                if f.id in ids or f.kind == kind]
+
+    def _filed(self, store: SQLStore, text: str, kind: str) -> set[str]:
+        """The lexical tiers for one text: the stored facts filed under a term that could
+        change its decision (docs/scale.md)."""
         lookup = lookup_for(text)
         groups = lookup.groups
         dedup, conflict_line = self.settings.thresholds(kind)
@@ -63,23 +86,7 @@ class CandidateSearch:
             if dedup < 1:
                 asks.append(Ask(("c:",), groups,
                                 max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
-        ids = store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
-        if not (probes and model):
-            return store.facts_by_ids(self.user, sorted(ids), links=False)
-        merge_line, line = self.settings.cosine_lines(model, kind)
-        # Below the merge line, cosine decides only between facts of one kind: as a conflict
-        # by itself when the disagreement check is off, else as the frame of a negation,
-        # opposites or a change of state (`polar_cue`). A fact that negates or states a change
-        # may meet almost any stored fact; any other meets only one that does, or that holds
-        # an opposite of one of its words (docs/scale.md).
-        narrow = Narrow(merge_line - 1e-4, kind,
-                        frozenset(OPPOSITE_TAG + w for w in lookup.opposed),
-                        every=lookup.shifts or not self.settings.detect_disagreement)
-        # A hair below the lines: float32 search must not lose a pair the exact cosine keeps.
-        near = self._similar(store, model, probes, line - 1e-4, narrow)
-        ids |= {i for i, cos in near.items() if cos >= narrow.line}
-        return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
-                if f.id in ids or f.kind == kind]
+        return store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
 
     def nearby(self, store: SQLStore, model: str, vector: list[float], floor: float) -> Nearby:
         """Every stored fact's cosine with `vector`, read through `floor` (for recall)."""

@@ -25,7 +25,15 @@ from ._similarity import (
     match_words,
     score_words,
 )
-from ._text import ACRONYM_MAX, acronyms, content_words, leading_name, names
+from ._text import (
+    ACRONYM_MAX,
+    acronyms,
+    content_words,
+    inner_names,
+    leading_name,
+    names,
+    statements,
+)
 
 MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
 MERGE_ONLY_CHECKS = frozenset({"different"})
@@ -123,6 +131,39 @@ def _lexical_evidence(lex: LexicalScore) -> bool:
     """SPEC §4.2: >= 3 content words each, >= 2 of them agree, Jaccard >= 0.5."""
     return (len(lex.words_a) >= 3 and len(lex.words_b) >= 3 and len(lex.matches) >= 2
             and lex.jaccard >= 0.5)
+
+
+def clause_conflict(new_text: str, old_text: str, kind: str, settings: Settings
+                    ) -> tuple[str, str, str] | None:
+    """A clause of each side that conflicts with the other through a negation, opposites or a
+    stated change, when one side has several clauses: "I love wine too, I went tasting in May"
+    / "OK, but I do not even like wine". The whole turns share too little for a frame, but a
+    clause states one thing, and the small talk around it says nothing about it. Lexical only
+    (only the whole text has a vector). Returns the two clauses and why, or None."""
+    if not statements(new_text) and not statements(old_text):
+        return None
+    # A clause may leave its subject behind ("Anna Berg, born in Oslo"): two turns that each
+    # name something the other does not are about two things. Only names inside a sentence
+    # count; a capital that opens one is mostly an interjection ("Ha", "Honestly").
+    if _apart_by_name(old_text, new_text):
+        return None
+    for old_part in statements(old_text) or (old_text,):
+        for new_part in statements(new_text) or (new_text,):
+            part = compare_texts(new_part, kind, old_part, kind, settings)
+            if part.action == CONFLICT and all(
+                    f.check in SEMANTIC_FRAME_CHECKS for f in part.findings
+                    if f.check not in MERGE_ONLY_CHECKS):
+                return old_part, new_part, part.reason
+    return None
+
+
+def _apart_by_name(a: str, b: str) -> bool:
+    """Each side names something inside a sentence that the other does not hold."""
+    words_a, words_b = content_words(a), content_words(b)
+    return (any(not count_covered((n,), words_b) and not _initials_of(n, b)
+                for n in inner_names(a))
+            and any(not count_covered((n,), words_a) and not _initials_of(n, a)
+                    for n in inner_names(b)))
 
 
 def compare_texts(
@@ -235,6 +276,11 @@ def compare_texts(
         return result(CREATE, f"different kinds ({new_kind}/{old_kind}) never conflict")
     if conflicting and frame_score >= conflict_line and not apart:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
+    if settings.detect_disagreement and (found := clause_conflict(
+            new_text, old_text, new_kind, settings)):
+        old_part, new_part, why_part = found
+        return result(CONFLICT, f"one clause of each disagrees ('{old_part}' / "
+                                f"'{new_part}'): {why_part}")
     if score >= conflict_line and not settings.detect_disagreement:
         if method == "lexical" and _lexical_evidence(lex):
             return result(CONFLICT, f"related ({score:.2f}) with lexical evidence")

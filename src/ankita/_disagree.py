@@ -21,6 +21,7 @@ from ._text import (
     clauses,
     content_words,
     number_value,
+    statements,
     stem,
     tokens,
 )
@@ -40,23 +41,26 @@ class Finding:
 
 
 _CLAUSE_END = {"but", "though", "although", "however", "while", "whereas", "yet", "because"}
+_SUBJECTS = frozenset({"i", "you", "he", "she", "we", "they"})
 _NEGATION_PHRASES = (("no", "longer"), ("no", "more"))
 
 CHANGE_OF_STATE = frozenset({
     "moved", "move", "moving", "switched", "switch", "switching", "quit", "quitting", "stopped",
     "stop", "anymore", "now", "nowadays", "changed", "replaced", "former", "formerly",
-    "ex", "instead", "gave", "giving", "relocated", "left", "retired", "divorced", "became",
+    "ex", "instead", "relocated", "left", "retired", "divorced", "became",
     "started", "began", "again",
     "become", "converted", "migrated", "dropped", "abandoned", "ditched",
 })
 _CHANGE_PHRASES = (("no", "longer"), ("no", "more"), ("used", "to"), ("any", "more"),
-                   ("give", "up"), ("gave", "up"), ("these", "days"), ("not", "anymore"))
+                   ("give", "up"), ("gave", "up"), ("giving", "up"), ("given", "up"),
+                   ("these", "days"), ("not", "anymore"))
 # Change words that only end something ("I quit X"), as against those that replace it ("I
 # moved to X", "I switched to X"): an ending names what ended, not what came instead.
 ENDING = frozenset({
-    "quit", "quitting", "stopped", "stop", "anymore", "gave", "giving", "left", "retired",
+    "quit", "quitting", "stopped", "stop", "anymore", "left", "retired",
     "dropped", "abandoned", "ditched", "former", "formerly", "ex",
-    "no longer", "no more", "any more", "give up", "gave up", "not anymore", "used to",
+    "no longer", "no more", "any more", "give up", "gave up", "giving up", "given up",
+    "not anymore", "used to",
 })
 
 _OPPOSITES = [
@@ -122,7 +126,8 @@ def _negated_words(text: str) -> frozenset[str]:
     for clause in clauses(text):
         inside = False
         for i, word in enumerate(clause):
-            if word in _CLAUSE_END:
+            # A new subject opens a new clause: "when I am not reading I work as a guide".
+            if word in _CLAUSE_END or (word in _SUBJECTS and inside):
                 inside = False
             if word in NEGATIONS:
                 # "no longer"/"no more" are change of state, read by their own check.
@@ -179,17 +184,26 @@ def core_size(text: str) -> int:
                if w not in drop and not any(c.isdigit() for c in w))
 
 
+def slotted(word: str, opposite: str) -> bool:
+    """Do two opposite words name one slot of a frame? Not when both are function words
+    (in/out): those never relate two facts alone. "like" / "hate" do."""
+    return word not in STOP_WORDS or opposite not in STOP_WORDS
+
+
 def has_opposite_pair(a: str, b: str) -> bool:
-    """Does one fact hold a content word whose opposite (also a content word) the other holds
-    (vegetarian / meat)? Opposite function words (in/out) never relate two facts alone."""
-    wb = _word_forms(b) - STOP_WORDS
-    return any(OPPOSITE_OF.get(w, set()) & wb for w in _word_forms(a) - STOP_WORDS)
+    """Does one fact hold a word whose opposite the other holds (vegetarian / meat), the two
+    naming one slot (`slotted`)?"""
+    wb = _word_forms(b)
+    return any(slotted(w, o) for w in _word_forms(a) for o in OPPOSITE_OF.get(w, ()) if o in wb)
 
 
 def check_numbers(a: str, b: str) -> list[Finding]:
     """Both facts state numbers (ages, counts, years, times) and they differ."""
     na, nb = _numbers(a), _numbers(b)
     findings = []
+    # "a cat" is one cat: a 1 on one side only, against "a" or "an" on the other, agrees.
+    if na ^ nb == {"1"} and {"a", "an"} & set(tokens(b if "1" in na else a)):
+        na = nb = frozenset()
     if na and nb and na != nb:
         findings.append(Finding("numbers", f"{', '.join(sorted(na))} vs {', '.join(sorted(nb))}",
                                 tuple(sorted(na ^ nb))))
@@ -434,11 +448,34 @@ def _content_set(text: str) -> frozenset[str]:
     return frozenset(_content_sequence(text))
 
 
+_BE = frozenset({"is", "are", "was", "were", "be", "been", "being"})
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def _passive(text: str) -> bool:
+    """A form of "be" and later "by": the doer is named after the verb."""
+    toks = tokens(text)
+    first = next((i for i, t in enumerate(toks) if t in _BE), None)
+    return first is not None and "by" in toks[first + 1:]
+
+
 def check_order(a: str, b: str) -> list[Finding]:
     """Roles swapped around a shared word: "the turtle follows the fish" / "the fish follows
-    the turtle". Reordered phrases with nothing between them ("from home remotely") pass."""
+    the turtle". Reordered phrases with nothing between them ("from home remotely") pass.
+    Clause by clause: across clauses word order is free ("I love rock music, and I listen to
+    it at work")."""
+    for part_a in statements(a) or (a,):
+        for part_b in statements(b) or (b,):
+            if found := _swapped_roles(part_a, part_b):
+                return found
+    return []
+
+
+def _swapped_roles(a: str, b: str) -> list[Finding]:
     if len(_content_set(a) & _content_set(b)) < 3:
         return []  # a swap around a third word needs three shared words
+    if _passive(a) != _passive(b):
+        return []  # the passive names the doer last: "a jump is performed by a man"
     sa, sb = _content_sequence(a), _content_sequence(b)
     pos_b: dict[str, int] = {}
     for i, w in enumerate(sb):
@@ -537,6 +574,9 @@ def frame_words(a: str, b: str, findings: list[Finding] | tuple[Finding, ...]
             rename[stem(f.words[1])] = stem(f.words[0])
         else:
             drop |= {stem(w) for w in f.words} | set(f.words)
-    wa = frozenset(w for w in content_words(a) if w not in drop)
-    wb = frozenset(rename.get(w, w) for w in content_words(b) if w not in drop)
+    # The slot is on both sides even when one of the words is filler ("like" / "hate").
+    slots = frozenset(stem(f.words[0]) for f in findings
+                      if f.check == "opposites" and len(f.words) == 2 and slotted(*f.words))
+    wa = frozenset(w for w in content_words(a) if w not in drop) | slots
+    wb = frozenset(rename.get(w, w) for w in content_words(b) if w not in drop) | slots
     return wa, wb

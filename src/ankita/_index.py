@@ -32,18 +32,19 @@ from ._disagree import (
     opposed_forms,
     opposite_forms,
     slot_key,
+    slotted,
     spans,
     value_slot_keys,
 )
 from ._similarity import PREFIX_MIN, SHORT_FACT_WORDS
 from ._text import (
     ACRONYM_MAX,
-    STOP_WORDS,
     TEXT_CACHE,
     WRITE_CACHE,
     acronyms,
     content_words,
     names,
+    statements,
     stem,
     tokens,
 )
@@ -53,7 +54,7 @@ OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "11"
+ANALYZER_VERSION = "12"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -117,14 +118,29 @@ def short_partners(core: int, shifts: bool, conflict_line: float) -> tuple[str, 
     return (*fits, "n")
 
 
+def units(text: str) -> tuple[str, ...]:
+    """The texts a fact is compared as: the whole, and each clause of a text that has several
+    (`_decision.clause_conflict`)."""
+    return (text, *statements(text))
+
+
 @lru_cache(maxsize=WRITE_CACHE)
 def index_terms(text: str) -> frozenset[str]:
-    """Every term a stored fact is filed under: `c:` each content word; `s:` slot keys; `a:`
-    attributes; `n:` each firm name; `r:` initials runs. The same words again under `h<class>:`
-    for each short class (`short_classes`), and, if the fact holds no firm name (open to any
-    fact sharing its words), under `o:` and `ho<class>:`. For the vector tier: `q:` if it
-    negates or states a change, `p:` each word form that has an opposite."""
-    words = content_words(text)
+    """Every term a stored fact is filed under: those of the whole text and of each of its
+    clauses (`units`), since a clause of it may decide against a clause of a new fact."""
+    return frozenset().union(*(_unit_terms(unit) for unit in units(text)))
+
+
+def _unit_terms(text: str) -> frozenset[str]:
+    """`c:` each content word; `s:` slot keys; `a:` attributes; `n:` each firm name; `r:`
+    initials runs. The same words again under `h<class>:` for each short class
+    (`short_classes`), and, if the text holds no firm name (open to any fact sharing its
+    words), under `o:` and `ho<class>:`. For the vector tier: `q:` if it negates or states a
+    change, `p:` each word form that has an opposite. Word forms with an opposite count as
+    content words here even when they are filler ("like"): a frame holds the opposites' slot
+    on both sides, so a new fact's opposites group must find them."""
+    slots = {w for w in opposite_forms(text) if any(slotted(w, o) for o in OPPOSITE_OF[w])}
+    words = content_words(text) | slots | {stem(w) for w in slots}
     open_ = not named(text)
     fields = ["c:"] + (["o:"] if open_ else [])
     for cls in short_classes(text):
@@ -191,7 +207,7 @@ def _opposites(tokens_: set[str]) -> set[str]:
     out: set[str] = set()
     for token in tokens_:
         for opposite in OPPOSITE_OF.get(token, ()):
-            if opposite not in STOP_WORDS:
+            if slotted(token, opposite):
                 out |= {opposite, stem(opposite)}
     return out
 
@@ -200,8 +216,8 @@ def _opposites(tokens_: set[str]) -> set[str]:
 def lookup_for(text: str) -> Lookup:
     words = content_words(text)
     # Opposites count as one more shared slot (frames rename them), at most one per pair.
-    raw = {t for t in tokens(text) if t not in STOP_WORDS}
-    opposite = _opposites(set(words) | raw)
+    raw = set(tokens(text))
+    opposite = _opposites(set(words) | raw | {stem(t) for t in raw})
     groups = [_group({w}) for w in sorted(words)] + ([_group(opposite)] if opposite else [])
     # Only firm names: a fact lacking one of our firm names while we lack one of its firm names
     # is about something else (`_decision.names_apart`), whatever else the two share.

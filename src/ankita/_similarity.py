@@ -119,7 +119,8 @@ def lexical_score(a: str, b: str) -> LexicalScore:
         parts = sentences(long_)
         words = content_words(short) if parts else frozenset()
         for part in parts:
-            best = max(best, score_words(words, content_words(part)).containment)
+            part_score = score_words(words, content_words(part))
+            best = max(best, part_score.containment, part_score.jaccard)
     if best > whole.score:
         return replace(whole, score=best, winner="sentence_containment")
     return whole

@@ -115,6 +115,11 @@ def clauses(text: str) -> list[tuple[str, ...]]:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A clause ends at punctuation, before "but", and before a conjunction that opens a clause with
+# a subject of its own ("... and I", "because she"); "a man and a woman" stays whole.
+_CLAUSE_START = re.compile(
+    r"(?<=[.!?,;:])\s+|\s+but\s+|\s+(?:and|so|because|while|although|though|when|if)\s+"
+    r"(?=(?:i|you|he|she|we|they|it)\b)", re.IGNORECASE)
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -122,6 +127,14 @@ def sentences(text: str) -> tuple[str, ...]:
     """The sentences of a text that has several (a chat turn), else none. A sentence ends at
     . ! or ? followed by a space, so "3.5" stays whole."""
     parts = tuple(part for part in _SENTENCE_END.split(text.strip()) if part.strip())
+    return parts if len(parts) > 1 else ()
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def statements(text: str) -> tuple[str, ...]:
+    """The clauses of a text that has several ("I love wine too, I went tasting in May"), else
+    none: each may state one thing about the user, whatever the rest of a chat turn says."""
+    parts = tuple(part.strip() for part in _CLAUSE_START.split(text.strip()) if part.strip())
     return parts if len(parts) > 1 else ()
 
 
@@ -207,6 +220,20 @@ def names(text: str) -> frozenset[str]:
     content = content_words(text)
     forms = (_name_form(raw) for raw in _WORD.findall(unicodedata.normalize("NFKC", text)))
     return frozenset(f for f in forms if f is not None and f in content)
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def inner_names(text: str) -> frozenset[str]:
+    """The names written with a capital letter inside a sentence, not at its start: in a chat
+    turn, a capital that opens a sentence is mostly an interjection ("Ha", "Honestly")."""
+    content = content_words(text)
+    found: set[str] = set()
+    for sentence in _SENTENCE_END.split(unicodedata.normalize("NFKC", text.strip())):
+        for raw in _WORD.findall(sentence)[1:]:
+            form = _name_form(raw)
+            if form is not None and form in content:
+                found.add(form)
+    return frozenset(found)
 
 
 def leading_name(text: str) -> bool:
