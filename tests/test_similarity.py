@@ -11,6 +11,11 @@ def test_filler_words_are_dropped():
     assert content_words("I use Postgres") == {"postgr"}
 
 
+def test_folded_words_fold_in_the_plural_too():
+    assert content_words("my dads") == content_words("my fathers") == {"father"}
+    assert content_words("our neighbours") == content_words("our neighbors")
+
+
 def test_prefix_rule_needs_four_characters():
     assert words_match("postgres", "postgresql")
     assert words_match("migrat", "migrate")

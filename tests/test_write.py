@@ -521,3 +521,18 @@ def test_word_order_numbers_and_scope_read_as_people_mean_them(memory, a, b, act
     memory.remember(a)
     result = memory.remember(b)
     assert result.action == action, result.reason
+
+
+@pytest.mark.parametrize("search", ["index", "exhaustive"])
+def test_facts_about_different_people_never_merge_or_conflict_by_meaning(db_path, search):
+    with Memory(db_path, embedder=Letters(), candidate_search=search) as m:
+        colleague = m.remember("My colleague lives in Porto", kind="location").fact
+        mine = m.remember("I live in Porto", kind="location")
+        assert mine.action == "created" and "different people" in mine.reason
+        # A stated change is close in meaning to the colleague's fact, but about the user.
+        moved = m.remember("I moved to Lisbon", kind="location")
+        assert moved.action == "conflict" and moved.conflicts_with == (mine.fact.id,)
+        assert colleague.id not in moved.conflicts_with
+        # Naming the other's person is the same fact, however it is phrased.
+        m.remember("I live with my sister", kind="home")
+        assert m.remember("My sister lives with me", kind="home").action == "merged"

@@ -14,7 +14,9 @@ from ._disagree import (
     has_opposite_pair,
     may_conflict,
     only_ends,
+    other_subjects,
     slot_keys,
+    subject,
 )
 from ._similarity import (
     SHORT_FACT_WORDS,
@@ -218,9 +220,11 @@ def compare_texts(
             if any(f.check in ("value", "attribute") for f in conflicting):
                 frame_score = 1.0
             # Cosine may stand for "same subject" only where the wording differs by polarity;
-            # "I'm 41" / "My wife is 39" are close in meaning but about different people.
+            # "I'm 41" / "My wife is 39" are close in meaning but about different people, and
+            # so are "I moved to Lisbon" / "My colleague lives in Porto".
             if semantic is not None and all(f.check in SEMANTIC_FRAME_CHECKS
-                                            for f in conflicting):
+                                            for f in conflicting) \
+                    and not other_subjects(old_text, new_text):
                 frame_score = max(frame_score, semantic)
 
     # A value or an attribute finding *is* the differing name ("my sister lives in Lyon" /
@@ -260,6 +264,9 @@ def compare_texts(
                           round(frame_score, 6), same_kind, reason, gates)
 
     why = "; ".join(str(f) for f in conflicting)
+    if score >= dedup and other_subjects(old_text, new_text):
+        return result(CREATE, f"similar ({score:.2f}) but about different people "
+                              f"('{subject(old_text)}' / '{subject(new_text)}')")
     if score >= dedup:
         if not findings:
             return result(MERGE, f"same fact: {method} score {score:.2f} >= {dedup:.2f}")

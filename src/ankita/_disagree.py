@@ -102,6 +102,15 @@ MULTI_VALUED = frozenset({
     "colleague", "colleagues", "coworker", "coworkers", "neighbour", "neighbours", "neighbor",
     "neighbors", "cousin", "cousins", "classmate", "classmates",
 })
+# One person a fact may be about instead of the user ("My colleague lives in Porto"); groups
+# ("my parents") may include the one the other fact names.
+PEOPLE = frozenset({
+    "sister", "brother", "mother", "mom", "mum", "father", "dad", "wife", "husband",
+    "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "son", "daughter", "kid",
+    "child", "aunt", "uncle", "grandma", "grandmother", "grandpa", "grandfather",
+    "cousin", "friend", "colleague", "coworker", "boss", "manager", "neighbour", "neighbor",
+    "roommate", "flatmate", "classmate", "teacher", "doctor", "dentist", "mentor", "landlord",
+})
 _WEAK_MULTI = frozenset({"use", "uses", "using", "try", "tried"})
 _ADDITIVE = frozenset({"too", "also", "another", "as", "both", "additionally", "second"})
 _CONNECTORS = (("over",), ("rather", "than"), ("instead", "of"), ("than",), ("vs",),
@@ -188,6 +197,33 @@ def slotted(word: str, opposite: str) -> bool:
     """Do two opposite words name one slot of a frame? Not when both are function words
     (in/out): those never relate two facts alone. "like" / "hate" do."""
     return word not in STOP_WORDS or opposite not in STOP_WORDS
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def subject(text: str) -> str | None:
+    """Who a fact is about, when its first words say: "self" ("I ...") or "my <person>" ("My
+    best friend ...", "My sister ..."); None when they do not (a name, a thing, "My favourite
+    colour ...", or a pronoun, which in a chat turn may stand for anything)."""
+    toks = tokens(text)
+    if not toks:
+        return None
+    if toks[0] == "i":
+        return "self"
+    if toks[0] in ("my", "our"):
+        person = next((w for w in toks[1:3] if w in PEOPLE), None)
+        return f"my {person}" if person else None
+    return None
+
+
+def other_subjects(a: str, b: str) -> bool:
+    """The two facts say, by their first words, that they are about different people, and
+    neither names the other's person ("I live with my sister" / "My sister lives with me" are
+    one fact; "I live in Porto" / "My colleague lives in Porto" are two)."""
+    sa, sb = subject(a), subject(b)
+    if sa is None or sb is None or sa == sb:
+        return False
+    return not any(s.startswith("my ") and stem(s[3:]) in _word_forms(t)
+                   for s, t in ((sa, b), (sb, a)))
 
 
 def has_opposite_pair(a: str, b: str) -> bool:

@@ -48,6 +48,9 @@ _SPELLING = {"favourite": "favorite", "favourites": "favorites", "colour": "colo
              "realise": "realize", "travelling": "traveling", "programme": "program",
              "mum": "mother", "mummy": "mother", "grandma": "grandmother", "grandpa": "grandfather",
              "dad": "father", "mom": "mother", "okay": "ok"}
+# Plurals fold with their singular ("dads" -> "fathers"), where the plural is regular.
+_SPELLING.update({k + "s": v + "s" for k, v in list(_SPELLING.items())
+                  if k[-1] not in "sy" and not k.endswith("ing") and k != "okay"})
 
 NEGATIONS = frozenset({"not", "no", "never", "nobody", "none", "nothing", "nowhere",
                        "neither", "nor", "without", "noone"})
