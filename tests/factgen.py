@@ -54,6 +54,9 @@ def fact(rng: random.Random) -> tuple[str, str]:
         ("habit", f"{n} drinks {t.lower()} on {rng.choice(DAYS)}s"),
         ("tool", f"I drive a {rng.choice(['Toyota', 'Honda', 'Volvo'])}"),
         ("tool", f"I switched to driving a {rng.choice(['Toyota', 'Honda', 'Volvo'])}"),
+        # The user's own facts that name a person other facts are about.
+        ("location", f"I moved in with my {rng.choice(['sister', 'brother', 'partner'])}"),
+        ("location", f"I no longer live with my {rng.choice(['sister', 'manager'])} in {p}"),
         # Chat turns of several clauses, each of which may decide alone.
         ("preference", f"Oh nice, {s.lower() if s != 'I' else s} loves {t}"),
         ("preference", f"I like {t}, but I don't like {rng.choice(THINGS)}"),

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ankita import AnkitaError, Memory, Settings
+from ankita import AnkitaError, Embedder, Memory, Settings
 from ankita._bench import _embed_rate
 from ankita._decision import compare_texts
 from conftest import fresh_schema
@@ -95,6 +95,30 @@ def test_vectors_find_a_polar_partner_that_shares_no_word(tmp_path, mode, earlie
         result = m.remember(later)
     assert result.action == "conflict" and result.conflicts_with == (first.fact.id,)
     assert check in result.reason
+
+
+class Sisters(Embedder):
+    """A real, tiny embedder: one axis for "sister", one for "rent" (stands in for a
+    provider)."""
+
+    model_id = "sisters"
+
+    def embed_batch(self, texts):
+        return [[1.0 if w in t.lower() else 0.0 for w in ("sister", "rent")] + [0.01]
+                for t in texts]
+
+
+@pytest.mark.parametrize("mode", ["index", "exhaustive"])
+def test_vectors_skip_other_people_but_not_the_one_a_fact_names(tmp_path, mode):
+    """The vector tier drops facts about someone the new fact does not name; a fact of the
+    user's that names the person still meets them by cosine."""
+    with Memory(tmp_path / "m.db", embedder=Sisters(), candidate_search=mode) as m:
+        hers = m.remember("My sister is renting a flat in Lyon", kind="home").fact
+        moved = m.remember("I moved in with my sister", kind="home")
+        assert moved.action == "conflict" and moved.conflicts_with == (hers.id,)
+        # Close in meaning (renting), but about the user, who does not name the sister.
+        other = m.remember("I quit renting a studio in Oslo", kind="home")
+        assert other.action == "created", other.reason
 
 
 @pytest.mark.parametrize("seed,vectors", [(0, False), (1, False), (2, True)])

@@ -11,7 +11,17 @@ import math
 from collections.abc import Sequence
 
 from ._config import Settings
-from ._index import OPPOSITE_TAG, POLAR_FLAG, Ask, Group, lookup_for, short_partners, units
+from ._index import (
+    OPPOSITE_TAG,
+    POLAR_FLAG,
+    SUBJECT_TAG,
+    Ask,
+    Group,
+    lookup_for,
+    other_people,
+    short_partners,
+    units,
+)
 from ._models import Fact
 from ._similarity import SHORT_LINK_SCORE
 from ._sql import SQLStore
@@ -41,9 +51,12 @@ class CandidateSearch:
         # opposites or a change of state (`polar_cue`). A fact that negates or states a change
         # may meet almost any stored fact; any other meets only one that does, or that holds
         # an opposite of one of its words (docs/scale.md).
+        # A fact about someone else never decides by its cosine (`other_subjects`).
+        detect = self.settings.detect_disagreement
         narrow = Narrow(merge_line - 1e-4, kind,
                         frozenset(OPPOSITE_TAG + w for w in lookup.opposed),
-                        every=lookup.shifts or not self.settings.detect_disagreement)
+                        every=lookup.shifts or not detect,
+                        drop=other_people(text) if detect else frozenset())
         # A hair below the lines: float32 search must not lose a pair the exact cosine keeps.
         near = self._similar(store, model, probes, line - 1e-4, narrow)
         ids |= {i for i, cos in near.items() if cos >= narrow.line}
@@ -108,18 +121,20 @@ class CandidateSearch:
                 return self._vector_index(store, model).above(vectors, line, narrow)
             for fact_id, cos in near.items():
                 found[fact_id] = max(cos, found.get(fact_id, cos))
-        if narrow is None or narrow.every:
+        if narrow is None or (narrow.every and not narrow.drop):
             return found  # the caller keeps only facts of its kind
         # The flag and tags that the in-memory index keeps beside its rows, read for these.
-        below = [i for i, cos in found.items() if cos < narrow.line]
-        let = {i for i, term in store.terms_under(self.user, (POLAR_FLAG, OPPOSITE_TAG), below)
-               if term == POLAR_FLAG or term in narrow.tags}
-        return {i: cos for i, cos in found.items() if cos >= narrow.line or i in let}
+        terms = store.terms_under(self.user, (POLAR_FLAG, OPPOSITE_TAG, SUBJECT_TAG),
+                                  list(found))
+        dropped = {i for i, term in terms if term in narrow.drop}
+        let = {i for i, term in terms if term == POLAR_FLAG or term in narrow.tags}
+        return {i: cos for i, cos in found.items() if i not in dropped
+                and (cos >= narrow.line or narrow.every or i in let)}
 
     def _vector_index(self, store: SQLStore, model: str) -> VectorIndex:
         index = self.vector_indexes.get(model)
         if index is None:
             index = self.vector_indexes[model] = VectorIndex(
-                self.user, model, flag=POLAR_FLAG, tag_prefix=OPPOSITE_TAG)
+                self.user, model, flag=POLAR_FLAG, tag_prefixes=(OPPOSITE_TAG, SUBJECT_TAG))
         index.sync(store)
         return index

@@ -23,6 +23,7 @@ from functools import lru_cache
 from ._attributes import attribute_keys
 from ._disagree import (
     OPPOSITE_OF,
+    PEOPLE,
     change_words,
     core_size,
     droppable_stems,
@@ -34,6 +35,7 @@ from ._disagree import (
     slot_key,
     slotted,
     spans,
+    subject,
     value_slot_keys,
 )
 from ._similarity import PREFIX_MIN, SHORT_FACT_WORDS
@@ -51,10 +53,11 @@ from ._text import (
 
 POLAR_FLAG = "q:"  # filed if the fact negates or states a change
 OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
+SUBJECT_TAG = "u:"  # filed under who the fact is about, when its first words say (`subject`)
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "12"
+ANALYZER_VERSION = "13"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -127,8 +130,21 @@ def units(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=WRITE_CACHE)
 def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under: those of the whole text and of each of its
-    clauses (`units`), since a clause of it may decide against a clause of a new fact."""
-    return frozenset().union(*(_unit_terms(unit) for unit in units(text)))
+    clauses (`units`), since a clause of it may decide against a clause of a new fact; and,
+    for the vector tier, `u:` who the whole text is about."""
+    who = subject(text)
+    return frozenset().union(*(_unit_terms(unit) for unit in units(text)),
+                             {SUBJECT_TAG + who} if who else ())
+
+
+def other_people(text: str) -> frozenset[str]:
+    """The `u:` tags of facts that are about someone else than this fact, for any cosine
+    (`_disagree.other_subjects`): for a fact about the user, every "my <person>" it does not
+    name. Empty for any other fact (which of those differ depends on their text)."""
+    if subject(text) != "self":
+        return frozenset()
+    forms = {stem(t) for t in tokens(text)}
+    return frozenset(f"{SUBJECT_TAG}my {p}" for p in PEOPLE if stem(p) not in forms)
 
 
 def _unit_terms(text: str) -> frozenset[str]:

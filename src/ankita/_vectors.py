@@ -21,12 +21,14 @@ BLOCK = 4096  # rows per block: growing adds a block and never copies the ones b
 @dataclass(frozen=True)
 class Narrow:
     """Rows at or above `line` all count; below it, only rows of `kind` that carry the index's
-    flag or one of `tags` (or, if `every`, all rows of `kind`)."""
+    flag or one of `tags` (or, if `every`, all rows of `kind`). Rows that carry one of `drop`
+    never count, whatever their cosine."""
 
     line: float
     kind: str
     tags: frozenset[str]
     every: bool = False
+    drop: frozenset[str] = frozenset()
 
 
 class Nearby:
@@ -68,12 +70,12 @@ class Nearby:
 
 
 class VectorIndex:
-    def __init__(self, user: str, model: str, flag: str = "", tag_prefix: str = "",
-                 block: int = BLOCK) -> None:
+    def __init__(self, user: str, model: str, flag: str = "",
+                 tag_prefixes: Sequence[str] = (), block: int = BLOCK) -> None:
         self.user, self.model, self.block = user, model, block
-        # Index terms kept beside the rows: one exact term as a flag, and every term under a
-        # prefix as a tag.
-        self.flag, self.tag_prefix = flag, tag_prefix
+        # Index terms kept beside the rows: one exact term as a flag, and every term under
+        # one of the prefixes as a tag.
+        self.flag, self.tag_prefixes = flag, tuple(tag_prefixes)
         self.seq = 0
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
@@ -121,7 +123,7 @@ class VectorIndex:
         """Read the flag and tags of these rows' facts (forgetting what `renewed` rows held).
         A fact's vectors are dropped whenever its text changes, so what is read beside a
         vector stays true while the vector exists."""
-        prefixes = [p for p in (self.flag, self.tag_prefix) if p]
+        prefixes = [p for p in (self.flag, *self.tag_prefixes) if p]
         if not prefixes or not rows:
             return
         wanted = set(rows)
@@ -137,7 +139,7 @@ class VectorIndex:
                 continue
             if term == self.flag:
                 self.flags[at // self.block][at % self.block] = True
-            elif self.tag_prefix and term.startswith(self.tag_prefix):
+            elif term.startswith(self.tag_prefixes):
                 self.rows_tagged.setdefault(term, set()).add(at)
 
     def above(self, vectors: Sequence[list[float]], line: float,
@@ -150,6 +152,7 @@ class VectorIndex:
         if qt is None:
             return {}
         tagged = self._tagged(narrow.tags) if narrow is not None and not narrow.every else None
+        dropped = self._tagged(narrow.drop) if narrow is not None and narrow.drop else None
         found: dict[str, float] = {}
         for b, block in enumerate(self.blocks):
             start, used = b * self.block, self._used(b)
@@ -160,6 +163,8 @@ class VectorIndex:
                 if tagged is not None:
                     allowed &= self.flags[b][:used] | tagged[start:start + used]
                 keep &= (scores >= narrow.line) | allowed
+                if dropped is not None:
+                    keep &= ~dropped[start:start + used]
             for i in np.nonzero(keep)[0]:
                 found[self.ids[start + int(i)]] = float(scores[i])
         return found
