@@ -257,6 +257,7 @@ def compare_texts(
          frame_score >= conflict_line),
         ("same named subject" + (f" (not: '{apart[0]}' vs '{apart[1]}')" if apart else ""),
          apart is None),
+        ("not about different people", not other_subjects(old_text, new_text)),
     )
 
     def result(action: str, reason: str) -> Comparison:
@@ -293,6 +294,9 @@ def compare_texts(
             return result(CONFLICT, f"related ({score:.2f}) with lexical evidence")
         if method != "lexical":
             return result(CONFLICT, f"related by {method} ({score:.2f})")
+    if score >= conflict_line and conflicting:
+        return result(CREATE, f"related ({score:.2f}), but what disagrees ({why}) is not about "
+                              f"one subject (frame {frame_score:.2f} < {conflict_line:.2f})")
     if score >= conflict_line:
         return result(CREATE, f"related ({score:.2f}) and compatible: no disagreement found")
     return result(CREATE, f"unrelated ({method} score {score:.2f} < {conflict_line:.2f})")
