@@ -245,9 +245,12 @@ class Memory:
                 scored: list[tuple[Comparison, Fact]], vector: list[float] | None,
                 model: str | None) -> WriteResult:
         fact_id = self._new_id()
-        store.insert_fact(Fact(id=fact_id, text=text, kind=kind, user=self.user, pinned=pinned,
-                               status="active", source=source, created_at=at, updated_at=at,
-                               last_confirmed_at=at, mentions=1))
+        links = tuple(sorted(other.id for _, other in flagged))
+        # The fact as stored, links included: nothing else writes it inside this transaction.
+        fact = Fact(id=fact_id, text=text, kind=kind, user=self.user, pinned=pinned,
+                    status="active", source=source, created_at=at, updated_at=at,
+                    last_confirmed_at=at, mentions=1, conflicts_with=links)
+        store.insert_fact(fact)
         if vector is not None and model:
             store.put_vector(fact_id, model, _pack(vector), len(vector))
         best: Comparison | None
@@ -266,10 +269,7 @@ class Memory:
             store.add_event(self.user, op, "link", fact_id, other.id, at,
                             {"score": comparison.score, "method": comparison.method,
                              "reason": comparison.reason})
-        fact = store.get_fact(self.user, fact_id)
-        assert fact is not None
-        return WriteResult(action=action, fact=fact, merged_into=None,
-                           conflicts_with=tuple(sorted(o.id for _, o in flagged)),
+        return WriteResult(action=action, fact=fact, merged_into=None, conflicts_with=links,
                            score=best.score if best else 0.0,
                            method=best.method if best else "lexical", reason=reason,
                            event_id=event_id)
