@@ -160,11 +160,23 @@ class Memory:
         one `remember` each, but embedding a batch at a time (the next one while this one is
         written) and writing a batch per transaction. Every row is validated first, so bad
         input writes nothing."""
+        return list(self._remember_stream(rows, batch_size, progress))
+
+    def _remember_stream(self, rows: Rows, batch_size: int = IMPORT_BATCH,
+                         progress: Callable[[int, int], None] | None = None
+                         ) -> Iterator[WriteResult]:
+        """`remember_many`, one batch of results at a time, so a large import need not hold
+        every result. Validates every row before it returns (not when first iterated)."""
         checked = [(*self._check_write(r.get("text"), r.get("kind") or "fact",
                                        r.get("pinned", False), r.get("source")),
                     r.get("pinned", False), r.get("source")) for r in rows]
         batches = [checked[at:at + batch_size] for at in range(0, len(checked), batch_size)]
-        results: list[WriteResult] = []
+        return self._write_batches(batches, len(checked), progress)
+
+    def _write_batches(self, batches: list[list[tuple[str, str, bool, str | None]]],
+                       total: int, progress: Callable[[int, int], None] | None
+                       ) -> Iterator[WriteResult]:
+        done = 0
         with ThreadPoolExecutor(max_workers=1) as pool:
             ahead = pool.submit(self._embed_rows, batches[0]) if batches else None
             for number, batch in enumerate(batches):
@@ -174,14 +186,17 @@ class Memory:
                 # call releases the GIL, and a vector does not depend on the store.
                 ahead = (pool.submit(self._embed_rows, batches[number + 1])
                          if number + 1 < len(batches) else None)
+                results = []
                 with self.store.transaction(self.user):
                     for (text, kind, pinned, source), vector, extra in zip(batch, vectors, parts,
                                                                            strict=True):
                         results.append(self._remember(text, kind, pinned, source, vector, error,
                                                       extra))
+                done += len(results)
                 if progress is not None:
-                    progress(len(results), len(checked))
-        return results
+                    progress(done, total)
+                # Yielded after the commit: a caller that stops early leaves no transaction open.
+                yield from results
 
     def _embed_rows(self, batch: Sequence[tuple[str, str, bool, str | None]]
                     ) -> tuple[list[list[float] | None], list[list[list[float]]], str | None]:
@@ -500,7 +515,8 @@ class Memory:
             check_import_row(row)
         counts = {"created": 0, "merged": 0, "conflict": 0}
         rows = [{**row, "source": row.get("source") or "import"} for row in rows]
-        for result in self.remember_many(rows, batch_size=batch_size, progress=progress):
+        # Counted as they come: a large import holds one batch of results, not all of them.
+        for result in self._remember_stream(rows, batch_size=batch_size, progress=progress):
             counts[result.action] += 1
         return counts
 
