@@ -222,8 +222,12 @@ def other_subjects(a: str, b: str) -> bool:
     sa, sb = subject(a), subject(b)
     if sa is None or sb is None or sa == sb:
         return False
-    return not any(s.startswith("my ") and stem(s[3:]) in _word_forms(t)
-                   for s, t in ((sa, b), (sb, a)))
+    return not any(s.startswith("my ") and mentions(s[3:], t) for s, t in ((sa, b), (sb, a)))
+
+
+def mentions(person: str, text: str) -> bool:
+    """Does the text name this person, in any form ("dads" for "father")?"""
+    return stem(person) in _word_forms(text)
 
 
 def has_opposite_pair(a: str, b: str) -> bool:

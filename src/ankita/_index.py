@@ -28,6 +28,7 @@ from ._disagree import (
     core_size,
     droppable_stems,
     frame_sequence,
+    mentions,
     negates,
     only_ends,
     opposed_forms,
@@ -143,8 +144,8 @@ def other_people(text: str) -> frozenset[str]:
     name. Empty for any other fact (which of those differ depends on their text)."""
     if subject(text) != "self":
         return frozenset()
-    forms = {stem(t) for t in tokens(text)}
-    return frozenset(f"{SUBJECT_TAG}my {p}" for p in PEOPLE if stem(p) not in forms)
+    # The very test `other_subjects` makes, so that nothing it keeps is dropped.
+    return frozenset(f"{SUBJECT_TAG}my {p}" for p in PEOPLE if not mentions(p, text))
 
 
 def _unit_terms(text: str) -> frozenset[str]:
