@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._attributes import attribute_keys
 from ._config import Settings
 from ._disagree import (
     Finding,
+    clause_pairs,
     core_size,
     disagreements,
     frame_words,
@@ -120,12 +122,13 @@ def names_apart(a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | 
     return (only_a[0], only_b[0]) if short or union == 0 or shared / union >= 0.5 else None
 
 
-def _unshared_names(a: str, b: str, words_a: frozenset[str], words_b: frozenset[str]
+def _unshared_names(a: str, b: str, words_a: frozenset[str], words_b: frozenset[str],
+                    names_of: Callable[[str], frozenset[str]] = names
                     ) -> tuple[list[str], list[str]]:
     """The names in each frame that the other frame does not hold (nor as initials)."""
-    return (sorted(n for n in names(a) & words_a
+    return (sorted(n for n in names_of(a) & words_a
                    if not count_covered((n,), words_b) and not _initials_of(n, b)),
-            sorted(n for n in names(b) & words_b
+            sorted(n for n in names_of(b) & words_b
                    if not count_covered((n,), words_a) and not _initials_of(n, a)))
 
 
@@ -147,25 +150,16 @@ def clause_conflict(new_text: str, old_text: str, kind: str, settings: Settings
     # A clause may leave its subject behind ("Anna Berg, born in Oslo"): two turns that each
     # name something the other does not are about two things. Only names inside a sentence
     # count; a capital that opens one is mostly an interjection ("Ha", "Honestly").
-    if _apart_by_name(old_text, new_text):
+    if all(_unshared_names(old_text, new_text, content_words(old_text),
+                           content_words(new_text), inner_names)):
         return None
-    for old_part in statements(old_text) or (old_text,):
-        for new_part in statements(new_text) or (new_text,):
-            part = compare_texts(new_part, kind, old_part, kind, settings)
-            if part.action == CONFLICT and all(
-                    f.check in SEMANTIC_FRAME_CHECKS for f in part.findings
-                    if f.check not in MERGE_ONLY_CHECKS):
-                return old_part, new_part, part.reason
+    for old_part, new_part in clause_pairs(old_text, new_text):
+        part = compare_texts(new_part, kind, old_part, kind, settings)
+        if part.action == CONFLICT and all(
+                f.check in SEMANTIC_FRAME_CHECKS for f in part.findings
+                if f.check not in MERGE_ONLY_CHECKS):
+            return old_part, new_part, part.reason
     return None
-
-
-def _apart_by_name(a: str, b: str) -> bool:
-    """Each side names something inside a sentence that the other does not hold."""
-    words_a, words_b = content_words(a), content_words(b)
-    return (any(not count_covered((n,), words_b) and not _initials_of(n, b)
-                for n in inner_names(a))
-            and any(not count_covered((n,), words_a) and not _initials_of(n, a)
-                    for n in inner_names(b)))
 
 
 def compare_texts(
@@ -195,6 +189,7 @@ def compare_texts(
         if semantic > score:
             score, method = semantic, f"embedding:{embedder_model}"
     same_kind = new_kind == old_kind
+    different_people = other_subjects(old_text, new_text)
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
     conflicting: tuple[Finding, ...] = ()
@@ -224,7 +219,7 @@ def compare_texts(
             # so are "I moved to Lisbon" / "My colleague lives in Porto".
             if semantic is not None and all(f.check in SEMANTIC_FRAME_CHECKS
                                             for f in conflicting) \
-                    and not other_subjects(old_text, new_text):
+                    and not different_people:
                 frame_score = max(frame_score, semantic)
 
     # A value or an attribute finding *is* the differing name ("my sister lives in Lyon" /
@@ -257,7 +252,7 @@ def compare_texts(
          frame_score >= conflict_line),
         ("same named subject" + (f" (not: '{apart[0]}' vs '{apart[1]}')" if apart else ""),
          apart is None),
-        ("not about different people", not other_subjects(old_text, new_text)),
+        ("not about different people", not different_people),
     )
 
     def result(action: str, reason: str) -> Comparison:
@@ -265,7 +260,7 @@ def compare_texts(
                           round(frame_score, 6), same_kind, reason, gates)
 
     why = "; ".join(str(f) for f in conflicting)
-    if score >= dedup and other_subjects(old_text, new_text):
+    if score >= dedup and different_people:
         return result(CREATE, f"similar ({score:.2f}) but about different people "
                               f"('{subject(old_text)}' / '{subject(new_text)}')")
     if score >= dedup:

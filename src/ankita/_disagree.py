@@ -7,6 +7,7 @@ shared frame it is the evidence for a conflict.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -504,11 +505,17 @@ def check_order(a: str, b: str) -> list[Finding]:
     the turtle". Reordered phrases with nothing between them ("from home remotely") pass.
     Clause by clause: across clauses word order is free ("I love rock music, and I listen to
     it at work")."""
+    for part_a, part_b in clause_pairs(a, b):
+        if found := _swapped_roles(part_a, part_b):
+            return found
+    return []
+
+
+def clause_pairs(a: str, b: str) -> Iterator[tuple[str, str]]:
+    """Each clause of `a` with each clause of `b`; a text of one clause is its own."""
     for part_a in statements(a) or (a,):
         for part_b in statements(b) or (b,):
-            if found := _swapped_roles(part_a, part_b):
-                return found
-    return []
+            yield part_a, part_b
 
 
 def _swapped_roles(a: str, b: str) -> list[Finding]:
@@ -609,14 +616,15 @@ def frame_words(a: str, b: str, findings: list[Finding] | tuple[Finding, ...]
     Opposite words count as the same slot (light/dark mode are both about the mode)."""
     drop: set[str] = set()
     rename: dict[str, str] = {}
+    slots: set[str] = set()
     for f in findings:
         if f.check == "opposites" and len(f.words) == 2:
             rename[stem(f.words[1])] = stem(f.words[0])
+            # The slot is on both sides even when one of the words is filler ("like" / "hate").
+            if slotted(*f.words):
+                slots.add(stem(f.words[0]))
         else:
             drop |= {stem(w) for w in f.words} | set(f.words)
-    # The slot is on both sides even when one of the words is filler ("like" / "hate").
-    slots = frozenset(stem(f.words[0]) for f in findings
-                      if f.check == "opposites" and len(f.words) == 2 and slotted(*f.words))
     wa = frozenset(w for w in content_words(a) if w not in drop) | slots
     wb = frozenset(rename.get(w, w) for w in content_words(b) if w not in drop) | slots
     return wa, wb

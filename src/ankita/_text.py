@@ -53,7 +53,7 @@ _SPELLING = {"favourite": "favorite", "favourites": "favorites", "colour": "colo
              "dad": "father", "mom": "mother", "okay": "ok"}
 # Plurals fold with their singular ("dads" -> "fathers"), where the plural is regular.
 _SPELLING.update({k + "s": v + "s" for k, v in list(_SPELLING.items())
-                  if k[-1] not in "sy" and not k.endswith("ing") and k != "okay"})
+                  if k[-1] not in "sy" and not k.endswith("ing")})
 
 NEGATIONS = frozenset({"not", "no", "never", "nobody", "none", "nothing", "nowhere",
                        "neither", "nor", "without", "noone"})
