@@ -12,7 +12,7 @@ from functools import lru_cache
 
 # Per-text results are cached: a write compares one text with hundreds of stored ones, and the
 # stored ones come back write after write. About 25 analyses are cached per text, so this bounds
-# memory: at 65536 a 100k-fact store held some 500 MB of them, for 8% less write latency at 30k.
+# memory: at 65536, the 100k bench peaked at 767 MB, at 16384 at 321 MB (docs/scale.md).
 TEXT_CACHE = 16384
 # Content words are read for every recall candidate too: a larger cache of a small result.
 WORDS_CACHE = 65536
