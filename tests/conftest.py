@@ -26,8 +26,11 @@ class Clock:
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ("ANKITA_DB", "ANKITA_USER", "ANKITA_EMBEDDER", "ANKITA_DEDUP_THRESHOLD",
-                 "ANKITA_CONFLICT_THRESHOLD", "ANKITA_STALE_AFTER_DAYS"):
+                 "ANKITA_CONFLICT_THRESHOLD", "ANKITA_STALE_AFTER_DAYS", "ANKITA_JUDGE_LINE"):
         monkeypatch.delenv(name, raising=False)
+    # The rules alone, unless a test asks for the contradiction judge (tests/test_judge.py):
+    # the tests of each rule must not depend on what a model reads.
+    monkeypatch.setenv("ANKITA_JUDGE", "off")
     # Keep the default data folder inside the test's own directory.
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

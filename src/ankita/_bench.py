@@ -195,7 +195,7 @@ class Places:
 
 
 def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
-             seed: int = 7, server: str | None = None) -> dict[str, Any]:
+             seed: int = 7, server: str | None = None, judge: str = "auto") -> dict[str, Any]:
     """One store size, measured end to end (runs in a child process)."""
     places = Places(server)
     try:
@@ -203,7 +203,8 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
         rows = [{"text": t, "kind": k, "source": "bench"} for t, k in
                 (generator.next() for _ in range(size))]
         main = places.new("bench")
-        with Memory(main, embedder=embedder) as memory:
+        with Memory(main, embedder=embedder, judge=judge) as memory:
+            judged = memory.judge is not None and memory.embedder is not None
             memory.remember("warm-up fact so that models and caches are loaded")
             start = time.perf_counter()
             # The bulk import path (`ankita import`), which counts results as they come: a
@@ -215,7 +216,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
         reference_place = places.copy(main, "reference")
         tests = [generator.next() for _ in range(writes)]
         queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
-        with Memory(main, embedder=embedder) as memory:
+        with Memory(main, embedder=embedder, judge=judge) as memory:
             memory.recall("warm-up")
             remember_ms, indexed = _timed_writes(memory, tests)
             recall_ms = []
@@ -225,13 +226,14 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
                 recall_ms.append((time.perf_counter() - start) * 1000)
         # Before the reference runs: its scan of every stored fact is not what a user runs.
         peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        with Memory(reference_place, embedder=embedder,
+        with Memory(reference_place, embedder=embedder, judge=judge,
                     candidate_search="exhaustive") as reference:
             reference_ms, exhaustive = _timed_writes(reference, tests[:exhaustive_writes])
         same = indexed[:exhaustive_writes] == exhaustive
         compared = min(exhaustive_writes, writes)
         return {
             "facts": size, "stored_after_import": facts, "embedder": embedder,
+            "judge": "nli" if judged else "off",
             "remember_p50_ms": _percentile(remember_ms, 0.5),
             "remember_p95_ms": _percentile(remember_ms, 0.95),
             "recall_p50_ms": _percentile(recall_ms, 0.5),
@@ -319,7 +321,7 @@ def concurrent_writes(server: str | None, processes: int, writes: int) -> dict[s
 
 def bench(sizes: list[int], embedder: str, writes: int, exhaustive_writes: int,
           on_size: Callable[[int], None] | None = None, server: str | None = None,
-          writers: int = 0, writer_writes: int = 200) -> dict[str, Any]:
+          writers: int = 0, writer_writes: int = 200, judge: str = "auto") -> dict[str, Any]:
     """Every size in its own process, smallest first; then, if asked, `writers` processes
     writing at once. `server` is a PostgreSQL URL, or None for temporary SQLite files."""
     runs = []
@@ -327,7 +329,7 @@ def bench(sizes: list[int], embedder: str, writes: int, exhaustive_writes: int,
         if on_size:
             on_size(size)
         status, payload = _in_child(run_size, size, embedder, writes,
-                                    min(writes, exhaustive_writes), 7, server)
+                                    min(writes, exhaustive_writes), 7, server, judge)
         runs.append(payload if status == "ok" else {"facts": size, "error": payload})
     report: dict[str, Any] = {"backend": "postgresql" if server else "sqlite", "runs": runs}
     if writers:

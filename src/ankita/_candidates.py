@@ -63,6 +63,28 @@ class CandidateSearch:
         return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
                 if f.id in ids or f.kind == kind]
 
+    def related(self, store: SQLStore, kind: str, probes: Sequence[list[float]], model: str,
+                count: int) -> list[Fact]:
+        """Active facts of `kind` among which are the `count` closest in meaning to the probes
+        at or above the judge's floor: a superset, which the caller ranks by exact cosine."""
+        if self.mode == "exhaustive":
+            return store.list_facts(self.user, kinds=[kind], links=False)
+        floor = self.settings.judge_floor
+        served = [store.closest(self.user, model, p, kind, floor, count) for p in probes]
+        if all(ids is not None for ids in served):
+            found = sorted(set().union(*(ids for ids in served if ids is not None)))
+            return store.facts_by_ids(self.user, found, links=False)
+        index, wanted = self._vector_index(store, model), count
+        while True:
+            found = index.closest(probes, kind, floor, wanted)
+            facts = [f for f in store.facts_by_ids(self.user, found, links=False)
+                     if f.status == "active"]
+            # Rows of other statuses may fill the best `wanted`: look further until `count`
+            # active ones are in hand or the index has no more.
+            if len(facts) >= count or len(found) < wanted:
+                return facts
+            wanted *= 4
+
     def _filed(self, store: SQLStore, text: str, kind: str) -> set[str]:
         """The lexical tiers for one text: the stored facts filed under a term that could
         change its decision (docs/scale.md)."""

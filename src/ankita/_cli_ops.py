@@ -53,7 +53,8 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, w
                           f"[dim]bench: {-n} writer processes at once ...[/dim]")
 
     report = run_bench(size_list, embedder, writes, exhaustive_writes, on_size=progress,
-                       server=server, writers=writers, writer_writes=writer_writes)
+                       server=server, judge=ctx.find_root().obj["judge"], writers=writers,
+                       writer_writes=writer_writes)
     if plot_path:
         from ._plot import latency_by_size
 

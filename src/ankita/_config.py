@@ -12,6 +12,12 @@ from ._errors import ConfigError
 DEFAULT_DEDUP_THRESHOLD = 0.85
 DEFAULT_CONFLICT_THRESHOLD = 0.55
 DEFAULT_STALE_AFTER_DAYS = 180.0
+# The contradiction judge (docs/decisions.md): it reads the `judge_candidates` facts of one kind
+# closest in meaning (cosine >= judge_floor) that the rules left apart, and flags a pair whose
+# contradiction probability is >= judge_line in both orders. Measured on the development pairs.
+DEFAULT_JUDGE_LINE = 0.98
+DEFAULT_JUDGE_FLOOR = 0.30
+DEFAULT_JUDGE_CANDIDATES = 2
 
 # Cosine (merge line, conflict line) per embedding model, measured with `ankita eval` on the
 # development pairs (docs/embedders.md). Models not listed use the lexical lines as they are.
@@ -47,12 +53,20 @@ class Settings:
     per_kind: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     embedding_lines: Mapping[str, tuple[float, float]] = field(
         default_factory=lambda: dict(DEFAULT_EMBEDDING_LINES))
+    judge_line: float = DEFAULT_JUDGE_LINE
+    judge_floor: float = DEFAULT_JUDGE_FLOOR
+    judge_candidates: int = DEFAULT_JUDGE_CANDIDATES
 
     def __post_init__(self) -> None:
         _check_threshold("dedup_threshold", self.dedup_threshold)
         _check_threshold("conflict_threshold", self.conflict_threshold)
         if self.conflict_threshold > self.dedup_threshold:
             raise ConfigError("conflict_threshold must not be above dedup_threshold")
+        _check_threshold("judge_line", self.judge_line)
+        _check_threshold("judge_floor", self.judge_floor)
+        if isinstance(self.judge_candidates, bool) or not isinstance(self.judge_candidates, int) \
+                or not 1 <= self.judge_candidates <= 20:
+            raise ConfigError("judge_candidates must be a whole number from 1 to 20")
         if not isinstance(self.stale_after_days, (int, float)) or self.stale_after_days <= 0:
             raise ConfigError("stale_after_days must be a positive number of days")
         for kind, pair in self.per_kind.items():
@@ -79,6 +93,7 @@ class Settings:
             "conflict_threshold": _env_float("ANKITA_CONFLICT_THRESHOLD",
                                              DEFAULT_CONFLICT_THRESHOLD),
             "stale_after_days": _env_float("ANKITA_STALE_AFTER_DAYS", DEFAULT_STALE_AFTER_DAYS),
+            "judge_line": _env_float("ANKITA_JUDGE_LINE", DEFAULT_JUDGE_LINE),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

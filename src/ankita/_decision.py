@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._attributes import attribute_keys
 from ._config import Settings
@@ -58,6 +58,8 @@ class Comparison:
     same_kind: bool
     reason: str
     gates: tuple[tuple[str, bool], ...] = ()  # every gate of the decision, passed or not
+    # Neither about different people nor about different named subjects.
+    one_subject: bool = True
 
     @property
     def rank(self) -> tuple[int, float]:
@@ -257,7 +259,8 @@ def compare_texts(
 
     def result(action: str, reason: str) -> Comparison:
         return Comparison(action, round(score, 6), method, lex, cosine, findings,
-                          round(frame_score, 6), same_kind, reason, gates)
+                          round(frame_score, 6), same_kind, reason, gates,
+                          one_subject=apart is None and not different_people)
 
     why = "; ".join(str(f) for f in conflicting)
     if score >= dedup and different_people:
@@ -295,3 +298,28 @@ def compare_texts(
     if score >= conflict_line:
         return result(CREATE, f"related ({score:.2f}) and compatible: no disagreement found")
     return result(CREATE, f"unrelated ({method} score {score:.2f} < {conflict_line:.2f})")
+
+
+def judge_asks(comparison: Comparison, settings: Settings) -> bool:
+    """Whether the contradiction judge reads this pair: one the rules left apart, close in
+    meaning (a cosine, at or above the judge's floor), of one kind and about one subject.
+    Not a pair whose words differ in one slot ("I use Neovim" / "I use tmux"): the rules read
+    two things there, where the model assumes one slot holds one value."""
+    return (settings.detect_disagreement and comparison.action == CREATE
+            and comparison.same_kind and comparison.one_subject
+            and not any(f.check in MERGE_ONLY_CHECKS for f in comparison.findings)
+            and comparison.cosine is not None and comparison.cosine >= settings.judge_floor)
+
+
+def judged(comparison: Comparison, probability: float, settings: Settings) -> Comparison:
+    """The comparison once the judge has read it: a conflict if it reads a contradiction."""
+    line = settings.judge_line
+    gate = (f"contradiction judge: {probability:.3f} >= {line:.2f} (both orders)",
+            probability >= line)
+    if probability < line:
+        return replace(comparison, gates=(*comparison.gates, gate))
+    assert comparison.cosine is not None  # judge_asks holds
+    return replace(comparison, action=CONFLICT, gates=(*comparison.gates, gate),
+                   reason=f"close in meaning (cosine {comparison.cosine:.2f}) and the "
+                          f"contradiction judge reads them as contradicting "
+                          f"({probability:.3f} >= {line:.2f} both ways)")

@@ -6,6 +6,7 @@
     ├── NotFound                no such fact or event for this user
     ├── UndoError               that event cannot be undone (already undone, or state moved on)
     ├── EmbedderError           a provider gave no usable vectors (writes go on lexically)
+    ├── JudgeError              the contradiction judge could not read a pair (writes go on)
     ├── ModelError              no chat model answered (unreachable, refused, timed out)
     ├── ChannelError            a messaging platform refused the bot or cannot be reached
     └── StoreError              the database cannot be opened, is too new, or stays locked
@@ -48,6 +49,12 @@ class EmbedderError(AnkitaError):
     """A provider could not give vectors (down, refused, timed out, or answered nonsense)."""
 
     code = "embedder_error"
+
+
+class JudgeError(AnkitaError):
+    """The contradiction judge's runtime failed on a pair; the write goes on without it."""
+
+    code = "judge_error"
 
 
 class ModelError(AnkitaError):

@@ -15,9 +15,10 @@ from typing import Any
 from . import _doctor, _dump, _history, _recall
 from ._candidates import CandidateSearch
 from ._config import Settings, default_db_path
-from ._decision import CONFLICT, MERGE, Comparison, compare_texts
+from ._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
 from ._embedders import Embedder, resolve_embedder
-from ._errors import EmbedderError, InvalidInput, NotFound, UndoError
+from ._errors import EmbedderError, InvalidInput, JudgeError, NotFound, UndoError
+from ._judge import ContradictionJudge, resolve_judge
 from ._models import Conflict, Event, Fact, Recall, WriteResult
 from ._similarity import cosine, match_words
 from ._sql import SQLStore, open_store
@@ -73,7 +74,8 @@ class Memory:
                  conflict_threshold: float | None = None,
                  stale_after_days: float | None = None,
                  clock: Callable[[], datetime] | None = None,
-                 candidate_search: str = "index") -> None:
+                 candidate_search: str = "index",
+                 judge: str | ContradictionJudge | None = None) -> None:
         self.user = validate_user(user)
         base = settings or Settings.from_env()
         overrides = {"detect_disagreement": detect_disagreement,
@@ -83,6 +85,7 @@ class Memory:
         self.settings = Settings(**{**base.__dict__,
                                     **{k: v for k, v in overrides.items() if v is not None}})
         self.embedder = resolve_embedder(embedder)
+        self.judge = resolve_judge(judge)
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.path = str(path) if path is not None else str(default_db_path())
         if candidate_search not in ("index", "exhaustive"):
@@ -227,6 +230,7 @@ class Memory:
                 embedding_error, vector = wrong, None
         probes = [vector, *parts] if vector is not None else []
         op, at = uuid.uuid4().hex, _now(self.clock)
+        judge_error: str | None = None
         with self.store.transaction(self.user) as store:
             stored = self._search.candidates(store, text, kind, probes, model)
             vectors = (store.vectors_of([f.id for f in stored], model)
@@ -247,13 +251,49 @@ class Memory:
                 # Superseded facts are history: a new fact is not flagged against them.
                 flagged = [(c, f) for c, f in scored
                            if c.action == CONFLICT and f.status == "active"]
+                if self.judge is not None and arrays and model:
+                    found, judge_error = self._judged(store, text, kind, probes, arrays, model)
+                    flagged += found
                 result = self._create(store, op, at, text, kind, pinned, source, flagged,
                                       scored, vector, model)
+        if judge_error is not None:
+            result = replace(result, reason=f"{result.reason}; the contradiction judge failed "
+                                            f"({judge_error}), so the rules alone decided")
         if embedding_error is None:
             return result
         return replace(result, embedding_error=embedding_error,
                        reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
                               "scores are lexical and `ankita reindex` will embed it later")
+
+    def _judged(self, store: SQLStore, text: str, kind: str, probes: Sequence[list[float]],
+                arrays: Sequence[Any], model: str
+                ) -> tuple[list[tuple[Comparison, Fact]], str | None]:
+        """The facts closest in meaning that the rules left apart, flagged where the
+        contradiction judge reads a contradiction (docs/decisions.md); and its error, if any."""
+        assert self.judge is not None
+        count = self.settings.judge_candidates
+        related = self._search.related(store, kind, probes, model, count)
+        blobs = store.vectors_of([f.id for f in related], model)
+        # The exact cosine ranks them, ties by id: the same few in both candidate searches.
+        near = sorted(((max(cosine(a, _stored(blobs[f.id])) for a in arrays), f)
+                       for f in related if f.id in blobs), key=lambda cf: (-cf[0], cf[1].id))
+        asked = []
+        for cos, fact in near[:count]:
+            # The whole analysis (as `compare` runs it): whether the judge reads a pair depends
+            # on findings that the write's shortcut may have skipped; the action is the same.
+            comparison = compare_texts(text, kind, fact.text, fact.kind, self.settings, cos,
+                                       model, analyse_all=True)
+            if judge_asks(comparison, self.settings):
+                asked.append((comparison, fact))
+        if not asked:
+            return [], None
+        try:
+            probabilities = self.judge.contradiction([(f.text, text) for _, f in asked])
+        except JudgeError as exc:
+            return [], str(exc)
+        read = [(judged(c, p, self.settings), f)
+                for (c, f), p in zip(asked, probabilities, strict=True)]
+        return [(c, f) for c, f in read if c.action == CONFLICT], None
 
     def _create(self, store: SQLStore, op: str, at: str, text: str, kind: str, pinned: bool,
                 source: str | None, flagged: list[tuple[Comparison, Fact]],
@@ -275,7 +315,7 @@ class Memory:
         else:
             best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
             action = "created"
-            reason = best.reason if best else "nothing stored yet to compare with"
+            reason = best.reason if best else "no stored fact is close enough to compare with"
         event_id = store.add_event(self.user, op, "create", fact_id, None, at,
                                    {"text": text, "kind": kind, "pinned": pinned,
                                     "source": source, "reason": reason})
@@ -413,7 +453,10 @@ class Memory:
         cos = (max(cosine(p, va) for p in (vb, *parts))
                if va is not None and vb is not None else None)
         model = self.embedder.model_id if self.embedder is not None else None
-        return compare_texts(b, kind, a, kind, self.settings, cos, model, analyse_all=True)
+        comparison = compare_texts(b, kind, a, kind, self.settings, cos, model, analyse_all=True)
+        if self.judge is None or not judge_asks(comparison, self.settings):
+            return comparison
+        return judged(comparison, self.judge.contradiction([(a, b)])[0], self.settings)
 
     def history(self, fact_id: str) -> Events:
         """Every event that touched the fact, oldest first (also after it was forgotten)."""

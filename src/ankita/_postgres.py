@@ -261,6 +261,21 @@ class PostgresStore(SQLStore):
             (len(vector), query, user, model, 1.0 - line)).fetchall()
         return {r[0]: float(r[1]) for r in rows}
 
+    def closest(self, user: str, model: str, vector: Sequence[float], kind: str,
+                floor: float, count: int) -> list[str] | None:
+        if not self.has_pgvector:
+            return None
+        # Twice as many as asked, and a few more: the caller ranks them by the exact cosine,
+        # which may order near-ties differently from the server's float arithmetic.
+        rows = self._run(
+            "SELECT fact_id FROM (SELECT v.fact_id, CASE WHEN v.dim = ? THEN v.embedding <=> "
+            "?::vector END AS distance FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE "
+            "f.\"user\" = ? AND v.model = ? AND f.kind = ? AND f.status = 'active') AS d "
+            "WHERE distance <= ? ORDER BY distance, fact_id LIMIT ?",
+            (len(vector), _literal(vector), user, model, kind, 1.0 - floor + 1e-4,
+             2 * count + 4)).fetchall()
+        return [r[0] for r in rows]
+
     def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
         """The generated tsvector (GIN-indexed), ranked by ts_rank_cd. Each word is passed as a
         parameter and quoted by the server, so no user text is read as tsquery syntax; words

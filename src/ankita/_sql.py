@@ -90,6 +90,12 @@ class SQLStore:
         search vectors itself; None means the caller searches in memory."""
         return None
 
+    def closest(self, user: str, model: str, vector: Sequence[float], kind: str,
+                floor: float, count: int) -> list[str] | None:
+        """At least the `count` active facts of `kind` whose stored vector is closest to
+        `vector` (cosine >= floor), if the database can search vectors itself; else None."""
+        return None
+
     def backup(self, target: str | Path) -> str:
         raise StoreError(f"{self.path}: backup copies SQLite files; for this database use its "
                          "own tools, or `ankita export` per user")

@@ -85,6 +85,9 @@ class VectorIndex:
         self.flags: list[Any] = []  # numpy bool per block
         self.kind_code: dict[str, int] = {}
         self.rows_tagged: dict[str, set[int]] = {}
+        # The last query's cosines: a write searches twice with the same probes (candidates,
+        # then the judge's closest facts), and one pass over the matrix serves both.
+        self._last: tuple[tuple[bytes, int, int], Any] | None = None
 
     def sync(self, store: SQLStore) -> None:
         import numpy as np
@@ -154,9 +157,10 @@ class VectorIndex:
         tagged = self._tagged(narrow.tags) if narrow is not None and not narrow.every else None
         dropped = self._tagged(narrow.drop) if narrow is not None and narrow.drop else None
         found: dict[str, float] = {}
-        for b, block in enumerate(self.blocks):
+        every = self._scores(qt)
+        for b in range(len(self.blocks)):
             start, used = b * self.block, self._used(b)
-            scores = (block[:used] @ qt).max(axis=1)
+            scores = every[start:start + used]
             keep = scores >= line
             if narrow is not None:
                 allowed = self.kinds[b][:used] == self.kind_code.get(narrow.kind, -2)
@@ -176,9 +180,36 @@ class VectorIndex:
         qt = self._query([vector])
         if qt is None:
             return Nearby([], np.zeros(0), {}, floor)
-        scores = np.concatenate([(block[:self._used(b)] @ qt).max(axis=1)
-                                 for b, block in enumerate(self.blocks)])
-        return Nearby(self.ids, scores, self.row_of, floor)
+        return Nearby(self.ids, self._scores(qt), self.row_of, floor)
+
+    def closest(self, vectors: Sequence[list[float]], kind: str, floor: float,
+                count: int) -> list[str]:
+        """Rows of `kind` among the `count` of highest cosine with any of `vectors`, at or above
+        `floor`, with every row within 1e-4 of the last of them: a superset of the exact best
+        `count`, whatever float32 rounding does."""
+        import numpy as np
+
+        qt = self._query(vectors)
+        code = self.kind_code.get(kind)
+        if qt is None or code is None:
+            return []
+        scores = self._scores(qt)
+        kinds = np.concatenate([k[:self._used(b)] for b, k in enumerate(self.kinds)])
+        rows = np.nonzero((kinds == code) & (scores >= floor - 1e-4))[0]
+        if len(rows) > count:
+            kth = np.partition(scores[rows], len(rows) - count)[len(rows) - count]
+            rows = rows[scores[rows] >= kth - 1e-4]
+        return [self.ids[int(r)] for r in rows]
+
+    def _scores(self, qt: Any) -> Any:
+        """Every row's highest cosine with the probes `qt` (remembered for the next call)."""
+        import numpy as np
+
+        key = (qt.tobytes(), len(self.ids), self.seq)
+        if self._last is None or self._last[0] != key:
+            self._last = (key, np.concatenate([(block[:self._used(b)] @ qt).max(axis=1)
+                                               for b, block in enumerate(self.blocks)]))
+        return self._last[1]
 
     def _used(self, number: int) -> int:
         """Rows in use in block `number`."""

