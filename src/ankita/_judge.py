@@ -69,6 +69,9 @@ class ContradictionJudge:
                 options = onnxruntime.SessionOptions()
                 options.log_severity_level = 3
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                # One thread: a pair of short inputs runs faster on one (23 against 30 ms
+                # measured), and the other core stays free for the embedder.
+                options.intra_op_num_threads = 1
                 session = onnxruntime.InferenceSession(model, options,
                                                        providers=["CPUExecutionProvider"])
                 self._loaded = (tokenizer, session)
