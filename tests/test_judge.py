@@ -3,6 +3,7 @@
 import pytest
 
 from ankita import ConfigError, Memory, Settings
+from ankita._errors import JudgeError
 from ankita._judge import ContradictionJudge, resolve_judge
 from conftest import fresh_schema
 from test_scale import run_both
@@ -105,16 +106,19 @@ def test_a_failing_judge_never_blocks_a_write(db_path, judge):
         m.remember(NEVER)
         result = m.remember(ESPRESSO)
         assert result.action == "created"
-        assert "contradiction judge failed (contradiction judge failed: out of memory)" \
-            in result.reason
+        assert "the contradiction judge failed (out of memory)" in result.reason
         assert len(m.list()) == 2
 
 
-def test_a_wrong_checksum_refuses_the_judge():
+def test_a_wrong_checksum_refuses_the_model_but_not_the_write(db_path):
     judge = ContradictionJudge()
     judge.sha256 = "0" * 64
-    with pytest.raises(ConfigError, match="sha256"):
+    with pytest.raises(JudgeError, match="sha256"):
         judge.contradiction([("a", "b")])
+    with Memory(db_path, embedder="local", judge=judge) as m:
+        m.remember(NEVER)
+        result = m.remember(ESPRESSO)
+    assert result.action == "created" and "does not match its sha256" in result.reason
 
 
 @pytest.mark.parametrize("bad", ["maybe", "NLI"])

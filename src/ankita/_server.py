@@ -31,10 +31,12 @@ from ._errors import (
     ConfigError,
     EmbedderError,
     InvalidInput,
+    JudgeError,
     NotFound,
     StoreError,
     UndoError,
 )
+from ._judge import ContradictionJudge, resolve_judge
 from ._memory import Memory
 from ._models import Fact
 from ._review import add_review_page
@@ -43,7 +45,7 @@ from ._validate import validate_user
 
 MAX_BODY = 64 * 1024
 STATUS: list[tuple[type[AnkitaError], int]] = [
-    (InvalidInput, 400), (NotFound, 404), (UndoError, 409), (EmbedderError, 502),
+    (InvalidInput, 400), (NotFound, 404), (UndoError, 409), (EmbedderError, 502), (JudgeError, 502),
     (StoreError, 503), (AnkitaError, 500)]
 T = TypeVar("T")
 
@@ -156,11 +158,12 @@ UserDep = Annotated[str, Depends(current_user)]
 
 
 class Users:
-    """One `Memory` per user, sharing one embedder; a lock each, since a Memory holds one
-    SQLite connection. Different users run in parallel."""
+    """One `Memory` per user, sharing one embedder and one judge; a lock each, since a Memory
+    holds one SQLite connection. Different users run in parallel."""
 
-    def __init__(self, path: str, embedder: Embedder | None) -> None:
-        self.path, self.embedder = path, embedder
+    def __init__(self, path: str, embedder: Embedder | None,
+                 judge: ContradictionJudge | None = None) -> None:
+        self.path, self.embedder, self.judge = path, embedder, judge
         self._memories: dict[str, tuple[Memory, threading.Lock]] = {}
         self._guard = threading.Lock()
 
@@ -169,7 +172,8 @@ class Users:
         with self._guard:
             if user not in self._memories:
                 self._memories[user] = (Memory(self.path, user=user,
-                                               embedder=self.embedder or "none"),
+                                               embedder=self.embedder or "none",
+                                               judge=self.judge or "off"),
                                         threading.Lock())
             memory, lock = self._memories[user]
         with lock:
@@ -181,13 +185,14 @@ class Users:
 
 
 def create_app(path: str | Path, default_user: str = "default",
-               embedder: str | Embedder | None = "auto", anonymous: bool = True) -> FastAPI:
+               embedder: str | Embedder | None = "auto", anonymous: bool = True,
+               judge: str | None = None) -> FastAPI:
     """The ASGI app. Tokens are looked up in the same store as the facts. With `anonymous`
     (loopback only) and no token in the store, requests without a token act as
     `default_user`; once a token exists, every request needs one."""
     path = str(path)
     validate_user(default_user)
-    users = Users(path, resolve_embedder(embedder))
+    users = Users(path, resolve_embedder(embedder), resolve_judge(judge))
     auth_store = open_store(path)
     auth_lock = threading.Lock()
     persona_lock = threading.Lock()

@@ -513,6 +513,7 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
     path = opts["db"] or str(default_db_path())
     check_bind(host, path)
     app = create_app(path, default_user=opts["user"], embedder=opts["embedder"],
+                     judge=opts["judge"],
                      anonymous=is_loopback(host))
     err_console.print(f"ankita serving {esc(path)} on http://{host}:{port} "
                       "(review page: /, API docs: /docs)")
