@@ -204,7 +204,8 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
                 (generator.next() for _ in range(size))]
         main = places.new("bench")
         with Memory(main, embedder=embedder, judge=judge) as memory:
-            judged = memory.judge is not None and memory.embedder is not None
+            judge_id = (memory.judge.model_id if memory.judge is not None
+                        and memory.embedder is not None else "off")
             memory.remember("warm-up fact so that models and caches are loaded")
             start = time.perf_counter()
             # The bulk import path (`ankita import`), which counts results as they come: a
@@ -233,7 +234,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
         compared = min(exhaustive_writes, writes)
         return {
             "facts": size, "stored_after_import": facts, "embedder": embedder,
-            "judge": "nli" if judged else "off",
+            "judge": judge_id,
             "remember_p50_ms": _percentile(remember_ms, 0.5),
             "remember_p95_ms": _percentile(remember_ms, 0.95),
             "recall_p50_ms": _percentile(recall_ms, 0.5),

