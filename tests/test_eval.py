@@ -58,11 +58,11 @@ def test_shipped_pair_set_is_large_and_varied():
     assert len(pairs) >= 150
     assert len({p["kind"] for p in pairs}) >= 8
     assert {p["category"] for p in pairs} >= {"paraphrase", "negation", "swapped", "change",
-                                              "neighbour", "value"}
+                                              "neighbour", "value", "meaning"}
 
 
 def test_shipped_pair_set_quality_floor():
-    # A regression guard, measured: lexical mode scores 0.947 macro-F1 and 0 wrong merges.
+    # A regression guard, measured: lexical mode scores 0.921 macro-F1 and 0 wrong merges.
     report = run_eval()
     assert report["wrong_merge_rate"] == 0.0
     assert report["macro_f1"] >= 0.9
