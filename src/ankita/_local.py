@@ -64,6 +64,28 @@ MODELS = {
 DEFAULT_MODEL = "minilm-l6-int8"
 
 
+def checked_file(path: Path, sha256: str) -> Path:
+    """`path`, once it is shown to exist and to hash to `sha256` (if one is pinned)."""
+    if not path.is_file():
+        raise ConfigError(f"model file missing: {path}")
+    if sha256 and sha256_of(path) != sha256:
+        raise ConfigError(f"model file {path} does not match its sha256")
+    return path
+
+
+def cpu_session(model: str | bytes, threads: int | None = None) -> Any:
+    """An onnxruntime session on the CPU, quiet, its idle threads sleeping rather than
+    spinning (they would take a core from the rest of the write)."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if threads is not None:
+        options.intra_op_num_threads = threads
+    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -86,14 +108,9 @@ class LocalEmbedder(Embedder):
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._loaded is None:
-                import onnxruntime
                 from tokenizers.implementations import BertWordPieceTokenizer
 
-                path = self.spec.path()
-                if not path.is_file():
-                    raise ConfigError(f"model file missing: {path}")
-                if self.spec.sha256 and sha256_of(path) != self.spec.sha256:
-                    raise ConfigError(f"model file {path} does not match its pinned sha256")
+                path = checked_file(self.spec.path(), self.spec.sha256)
                 vocab = resources.files("ankita") / "data" / VOCAB
                 with resources.as_file(vocab) as vocab_path:
                     if sha256_of(vocab_path) != VOCAB_SHA256:
@@ -101,12 +118,7 @@ class LocalEmbedder(Embedder):
                     tokenizer = BertWordPieceTokenizer(str(vocab_path), lowercase=True)
                 tokenizer.enable_truncation(self.spec.max_tokens)
                 tokenizer.enable_padding()
-                options = onnxruntime.SessionOptions()
-                options.log_severity_level = 3
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                session = onnxruntime.InferenceSession(str(path), options,
-                                                       providers=["CPUExecutionProvider"])
-                self._loaded = (tokenizer, session)
+                self._loaded = (tokenizer, cpu_session(str(path)))
             return self._loaded
 
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:

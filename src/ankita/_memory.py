@@ -64,6 +64,14 @@ def _stored(blob: bytes) -> Any:
     return np.frombuffer(blob, dtype="<f4")
 
 
+def _cosine_with(probes: Sequence[Any], blob: bytes) -> float:
+    """A stored fact's cosine with a write: the text as a whole, or one of its sentences, the
+    closer one counting. Both the decision and the judge's ranking read it here, so the two
+    candidate searches see one number for a pair."""
+    stored = _stored(blob)
+    return max(cosine(p, stored) for p in probes)
+
+
 class Memory:
     """A user's memory in one store: remember, recall, and everything around them."""
 
@@ -239,8 +247,7 @@ class Memory:
             arrays = [_array(p) for p in probes]  # converted once, not per candidate
             for fact in stored:
                 blob = vectors.get(fact.id)
-                # The text as a whole, or one of its sentences: the closer one counts.
-                cos = max(cosine(p, _stored(blob)) for p in arrays) if arrays and blob else None
+                cos = _cosine_with(arrays, blob) if arrays and blob else None
                 scored.append((compare_texts(text, kind, fact.text, fact.kind, self.settings,
                                              cos, model), fact))
             merges = [(c, f) for c, f in scored if c.action == MERGE]
@@ -275,8 +282,8 @@ class Memory:
         related = self._search.related(store, kind, probes, model, count)
         blobs = store.vectors_of([f.id for f in related], model)
         # The exact cosine ranks them, ties by id: the same few in both candidate searches.
-        near = sorted(((max(cosine(a, _stored(blobs[f.id])) for a in arrays), f)
-                       for f in related if f.id in blobs), key=lambda cf: (-cf[0], cf[1].id))
+        near = sorted(((_cosine_with(arrays, blobs[f.id]), f) for f in related if f.id in blobs),
+                      key=lambda cf: (-cf[0], cf[1].id))
         asked = []
         for cos, fact in near[:count]:
             # The whole analysis (as `compare` runs it): whether the judge reads a pair depends
