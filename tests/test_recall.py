@@ -146,3 +146,34 @@ def test_another_users_better_matches_do_not_crowd_out_ours(db):
         me.forget(forgotten.id)
         found = me.recall("coffee")
     assert [f.fact.id for f in found.facts] == [mine.id]
+
+
+def test_search_returns_the_best_of_our_active_facts_whichever_rows_it_reads(tmp_path):
+    """The full-text search reads the best matches of every user a chunk at a time; whether
+    the first chunk, both chunks or the join answer, the facts are this user's best active
+    ones, in rank order, exactly as ranking the join over all of them gives."""
+    db = str(tmp_path / "memory.db")
+    rng = random.Random(11)
+    letters = "bcdfghjklmnpqrstvwxz"
+
+    def filler(count: int) -> str:
+        return " ".join("".join(rng.choice(letters) for _ in range(6)) for _ in range(count))
+
+    for user, count in (("other", 150), ("me", 300)):
+        with Memory(db, user=user, embedder="none") as memory:
+            # Lengths vary, so the two users' facts interleave in bm25 order.
+            memory.remember_many([{"text": f"coffee {filler(rng.randint(1, 9))}"}
+                                  for _ in range(count)])
+    with Memory(db, user="me", embedder="none") as me:
+        for fact in me.list()[::3]:
+            me.forget(fact.id)
+        joined = [r[0] for r in me.store.query(
+            "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid WHERE "
+            "facts_fts MATCH '\"coffee\"*' AND f.user = 'me' AND f.status = 'active' "
+            "ORDER BY bm25(facts_fts), f.seq")]
+        assert len(joined) == 200
+        for limit in (5, 120, 200):
+            found = me.store.search("me", ["coffee"], limit)
+            assert [f.id for f, _ in found] == joined[:limit]
+            assert all(f.user == "me" and f.status == "active" for f, _ in found)
+            assert [r for _, r in found] == sorted(r for _, r in found)

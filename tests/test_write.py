@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from ankita import NOTICE, Embedder, InvalidInput, Memory, NotFound
+from ankita import NOTICE, Embedder, Fact, InvalidInput, Memory, NotFound
 from ankita._sqlite import SCHEMA_VERSION
 
 
@@ -536,3 +536,16 @@ def test_facts_about_different_people_never_merge_or_conflict_by_meaning(db_path
         # Naming the other's person is the same fact, however it is phrased.
         m.remember("I live with my sister", kind="home")
         assert m.remember("My sister lives with me", kind="home").action == "merged"
+
+
+def test_a_fact_read_back_is_an_ordinary_frozen_fact(memory):
+    """Rows become facts without the dataclass's __init__ (a fast path): they must still be
+    equal to, hash like and refuse changes like facts built the usual way."""
+    import dataclasses
+
+    stored = memory.get(memory.remember("I use Postgres at work", kind="tool").fact.id)
+    built = Fact(**{f.name: getattr(stored, f.name) for f in dataclasses.fields(Fact)})
+    assert stored == built and hash(stored) == hash(built) and repr(stored) == repr(built)
+    assert stored.to_dict() == built.to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stored.text = "changed"  # type: ignore[misc]

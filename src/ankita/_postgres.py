@@ -14,7 +14,8 @@ from functools import lru_cache
 from typing import Any
 
 from ._errors import StoreError
-from ._sql import SQLStore, translate_errors
+from ._models import Fact
+from ._sql import JOINED_FACT_COLUMNS, SQLStore, row_to_fact, translate_errors
 
 try:
     import psycopg
@@ -276,7 +277,7 @@ class PostgresStore(SQLStore):
              2 * count + 4)).fetchall()
         return [r[0] for r in rows]
 
-    def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[Fact, float]]:
         """The generated tsvector (GIN-indexed), ranked by ts_rank_cd. Each word is passed as a
         parameter and quoted by the server, so no user text is read as tsquery syntax; words
         of 3+ characters match as prefixes, as in SQLite."""
@@ -291,10 +292,11 @@ class PostgresStore(SQLStore):
             params.append(word)
         query = " || ".join(parts)
         rows = self._run(
-            f"SELECT f.id, -ts_rank_cd(f.tsv, q) FROM facts f, (SELECT {query}) AS t(q) "
+            f"SELECT {JOINED_FACT_COLUMNS}, -ts_rank_cd(f.tsv, q) FROM facts f, "
+            f"(SELECT {query}) AS t(q) "
             "WHERE f.tsv @@ q AND f.\"user\" = ? AND f.status = 'active' "
             "ORDER BY 2, f.seq LIMIT ?", [*params, user, limit]).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+        return [(row_to_fact(r[:-1], ()), float(r[-1])) for r in rows]
 
     def engine_problems(self) -> list[str]:
         # PostgreSQL enforces foreign keys and checks pages itself; report what would break us.

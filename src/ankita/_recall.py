@@ -46,19 +46,20 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
     query_words = content_words(query)
     match = sorted(query_words)
     ranked: dict[str, float] = {}
-    if match:
-        hits = store.search(user, match, SEARCH_WIDTH)
-        best_rank = min((r for _, r in hits), default=-1.0) or -1.0
-        for fact_id, rank in hits:
-            ranked[fact_id] = rank / best_rank if best_rank else 0.0
+    hits = store.search(user, match, SEARCH_WIDTH) if match else []
+    best_rank = min((r for _, r in hits), default=-1.0) or -1.0
+    for fact, rank in hits:
+        ranked[fact.id] = rank / best_rank if best_rank else 0.0
     similar = _semantic_scores(settings, semantic)
     # The nearest facts by meaning join the lexical hits, even with no word in common.
     close = semantic[1].best(SEARCH_WIDTH) if semantic else []
     if match or close:
         # Without their conflict links: only the few chosen below need them, and a dense
         # conflict graph makes loading them for every candidate the costly part of recall.
-        candidates = store.facts_by_ids(user, sorted(set(ranked) | set(close)), links=False)
-        candidates = [f for f in candidates if f.status == "active"]
+        # The lexical hits come with their facts; only the other close ones are read.
+        candidates = [f for f, _ in hits] + [
+            f for f in store.facts_by_ids(user, sorted(set(close) - ranked.keys()), links=False)
+            if f.status == "active"]
     else:
         # Nothing to search for ("what do you know?"): the most recently confirmed facts.
         candidates = store.recent_facts(user, limit, kinds)

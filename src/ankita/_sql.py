@@ -22,13 +22,23 @@ from ._models import Event, Fact
 F = TypeVar("F")
 FACT_COLUMNS = ('id, "user", text, kind, pinned, status, source, created_at, updated_at, '
                 "last_confirmed_at, mentions")
+# The same columns, read from a join in which the facts table is `f`.
+JOINED_FACT_COLUMNS = ", ".join(f"f.{c.strip()}" for c in FACT_COLUMNS.split(","))
 EVENT_COLUMNS = "id, op, type, fact_id, other_id, at, data, undone_by"
 
 
 def row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
-    return Fact(id=row[0], user=row[1], text=row[2], kind=row[3], pinned=bool(row[4]),
-                status=row[5], source=row[6], created_at=row[7], updated_at=row[8],
-                last_confirmed_at=row[9], mentions=row[10], conflicts_with=links)
+    # Filled in directly, not through the frozen dataclass's __init__ (a guarded setattr per
+    # field): recall and the write path read hundreds of rows, and this is 4x cheaper.
+    fact = _new_object(Fact)
+    fact.__dict__.update(id=row[0], text=row[2], kind=row[3], user=row[1],
+                         pinned=bool(row[4]), status=row[5], source=row[6],
+                         created_at=row[7], updated_at=row[8], last_confirmed_at=row[9],
+                         mentions=row[10], conflicts_with=links)
+    return fact
+
+
+_new_object = object.__new__
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -79,9 +89,10 @@ class SQLStore:
     def close(self) -> None:
         raise NotImplementedError
 
-    def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
-        """Active facts holding any of the words (3+ letters as prefixes): (id, rank), lower
-        rank is better."""
+    def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[Fact, float]]:
+        """Active facts holding any of the words (3+ letters as prefixes), without their links:
+        (fact, rank), lower rank is better. The facts come with the ranking, since recall
+        scores every one of them."""
         raise NotImplementedError
 
     def nearest(self, user: str, model: str, vector: Sequence[float],

@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import StoreError
-from ._sql import SQLStore, _marks, translate_errors
+from ._models import Fact
+from ._sql import (
+    FACT_COLUMNS,
+    JOINED_FACT_COLUMNS,
+    SQLStore,
+    _marks,
+    row_to_fact,
+    translate_errors,
+)
 
 BUSY_TIMEOUT_S = 10.0  # one wait inside SQLite
 LOCK_RETRIES = 5  # then whole-transaction retries with backoff, so a busy store never loses a write
@@ -310,7 +318,7 @@ class SQLiteStore(SQLStore):
         self.db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", [(i,) for i in ids])
         return f"{column} IN (SELECT id FROM wanted)", []
 
-    def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+    def search(self, user: str, words: Sequence[str], limit: int) -> list[tuple[Fact, float]]:
         """FTS5 over the facts' text, ranked by bm25. Every term is quoted, so no user text is
         ever read as FTS syntax; words of 3+ characters match as prefixes (cat -> cats)."""
         if not words:
@@ -326,18 +334,25 @@ class SQLiteStore(SQLStore):
             " ORDER BY r, rowid LIMIT ?", (match, wide)).fetchall()
         if not ranked:
             return []
-        # `+`: look the rows up by seq, not through the (user, status) index.
-        kept = dict(self.db.execute(
-            f"SELECT seq, id FROM facts WHERE seq IN ({_marks(ranked)})"
-            " AND +user = ? AND +status = 'active'", [*(r[0] for r in ranked), user]).fetchall())
+        kept: dict[int, Fact] = {}
+        # `limit` rows at a time, best first: mostly the first `limit` all survive, and the
+        # rest need not be read. `+`: look the rows up by seq, not through the (user, status)
+        # index.
+        for start in range(0, len(ranked), limit):
+            chunk = [seq for seq, _ in ranked[start:start + limit]]
+            kept.update((r[0], row_to_fact(r[1:], ())) for r in self.db.execute(
+                f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE seq IN ({_marks(chunk)})"
+                " AND +user = ? AND +status = 'active'", [*chunk, user]))
+            if len(kept) >= limit:
+                break
         if len(kept) >= limit or len(ranked) < wide:
             return [(kept[seq], float(rank)) for seq, rank in ranked if seq in kept][:limit]
         rows = self.db.execute(
-            "SELECT f.id, bm25(facts_fts) AS r FROM facts_fts"
+            f"SELECT {JOINED_FACT_COLUMNS}, bm25(facts_fts) AS r FROM facts_fts"
             " JOIN facts f ON f.seq = facts_fts.rowid"
             " WHERE facts_fts MATCH ? AND f.user = ? AND f.status = 'active'"
             " ORDER BY r, f.seq LIMIT ?", (match, user, limit)).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+        return [(row_to_fact(r[:-1], ()), float(r[-1])) for r in rows]
 
     def engine_problems(self) -> list[str]:
         problems = [r[0] for r in self.db.execute("PRAGMA integrity_check") if r[0] != "ok"]
