@@ -169,11 +169,11 @@ def _pool():
 
 
 @settings(max_examples=3000, deadline=None)
-@given(_pool(), _pool(), st.booleans())
-def test_the_analysis_gate_never_changes_a_decision(a, b, plain):
+@given(_pool(), _pool(), st.booleans(), st.sampled_from(["fact", "tool"]))
+def test_the_analysis_gate_never_changes_a_decision(a, b, plain, kind_a):
     chosen = Settings(detect_disagreement=not plain)
-    gated = compare_texts(b, "fact", a, "fact", chosen)
-    full = compare_texts(b, "fact", a, "fact", chosen, analyse_all=True)
+    gated = compare_texts(b, "fact", a, kind_a, chosen)
+    full = compare_texts(b, "fact", a, kind_a, chosen, analyse_all=True)
     assert gated.action == full.action, (a, b, full.reason)
 
 

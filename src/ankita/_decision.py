@@ -195,10 +195,11 @@ def compare_texts(
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
     conflicting: tuple[Finding, ...] = ()
-    # Below the merge line only a finding that is not "different" can change the decision.
+    # Below the merge line only a finding that is not "different" can change the decision,
+    # and only between facts of one kind (of two kinds, only a merge can come of it).
     if settings.detect_disagreement and (analyse_all or (
-            could_conflict(old_text, new_text, lex, score, conflict_line)
-            and (score >= dedup or may_conflict(old_text, new_text)))):
+            (score >= dedup or (same_kind and may_conflict(old_text, new_text)))
+            and could_conflict(old_text, new_text, lex, score, conflict_line))):
         findings = tuple(disagreements(old_text, new_text))
         conflicting = tuple(f for f in findings if f.check not in MERGE_ONLY_CHECKS)
         if conflicting:
