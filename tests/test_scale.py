@@ -5,6 +5,7 @@ comparing every stored fact. Every decision must be identical: the action, the f
 and the facts flagged (ids mapped by creation order).
 """
 
+import os
 import random
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ankita import AnkitaError, Embedder, Memory, Settings
-from ankita._bench import _embed_rate
+from ankita._bench import _embed_rate, _parts, run_size
 from ankita._decision import compare_texts
 from conftest import fresh_schema
 from factgen import facts
@@ -199,6 +200,31 @@ def test_bench_command_prints_the_documented_json(db):
                   "decisions_identical"):
         assert field in run, field
     assert run["facts"] == 60 and run["decisions_identical"] is True
+
+
+def test_the_reference_runs_in_parts_and_still_reads_every_write(db):
+    """Cut in parts that run side by side, each from a copy of the store as the index left
+    it, the reference still decides every write; a part that decided otherwise shows."""
+    assert _parts(7, 3) == [(0, 3), (3, 6), (6, 7)] and _parts(0, 2) == []
+    assert _parts(5, 1) == [(0, 5)]
+    run = run_size(120, "none", 40, 40, server=db if db.startswith("postgresql") else None,
+                   workers=2)
+    assert run["exhaustive_parts"] == 2 and run["decisions_compared"] == 40
+    assert run["decisions_identical"] is True and run["exhaustive_speedup"] > 0
+
+
+def test_the_text_cache_size_is_checked_when_ankita_is_imported():
+    import subprocess
+    import sys
+
+    for bad in ("abc", "10", "-5"):
+        done = subprocess.run([sys.executable, "-c", "import ankita"], capture_output=True,
+                              text=True, env={**os.environ, "ANKITA_TEXT_CACHE": bad})
+        assert done.returncode != 0 and "ANKITA_TEXT_CACHE must be a whole number" in done.stderr
+    done = subprocess.run([sys.executable, "-c", "import ankita._text as t; "
+                           "print(t.TEXT_CACHE, t.WORDS_CACHE)"], capture_output=True,
+                          text=True, env={**os.environ, "ANKITA_TEXT_CACHE": "200000"})
+    assert done.stdout.split() == ["200000", "200000"]
 
 
 def test_bench_plots_latency_against_store_size(tmp_path):

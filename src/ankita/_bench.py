@@ -8,6 +8,7 @@ writes through the exhaustive reference (speed-up, and whether every decision ma
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import resource
 import shutil
@@ -138,8 +139,11 @@ def _percentile(samples: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 3)
 
 
-def _timed_writes(memory: Memory, writes: list[tuple[str, str]]) -> tuple[list[float], list[Any]]:
-    samples, decisions, order = [], [], []
+def _timed_writes(memory: Memory, writes: list[tuple[str, str]], order: list[str] | None = None
+                  ) -> tuple[list[float], list[Any], list[str]]:
+    """Each write's milliseconds and decision, and the ids of the facts created so far.
+    `order` holds those of the writes before these (when a run is split in parts)."""
+    samples, decisions, order = [], [], list(order or [])
     for text, kind in writes:
         start = time.perf_counter()
         result = memory.remember(text, kind=kind)
@@ -153,7 +157,23 @@ def _timed_writes(memory: Memory, writes: list[tuple[str, str]]) -> tuple[list[f
 
         decisions.append((result.action, mapped(result.merged_into),
                           sorted(mapped(c) for c in result.conflicts_with)))
+    return samples, decisions, order
+
+
+def _reference_part(place: str, embedder: str, judge: str, writes: list[tuple[str, str]],
+                    order: list[str]) -> tuple[list[float], list[Any]]:
+    """Some of the writes through the exhaustive reference, on a store as it was before them
+    (runs in a child process of its own)."""
+    with Memory(place, embedder=embedder, judge=judge,
+                candidate_search="exhaustive") as reference:
+        samples, decisions, _ = _timed_writes(reference, writes, order)
     return samples, decisions
+
+
+def _parts(count: int, workers: int) -> list[tuple[int, int]]:
+    """`count` writes cut into at most `workers` runs of consecutive writes."""
+    size = -(-count // max(1, workers)) if count else 0
+    return [(at, min(count, at + size)) for at in range(0, count, size)] if size else []
 
 
 class Places:
@@ -172,6 +192,12 @@ class Places:
 
         self.made.append(create_schema(self.server, "ankita_bench"))
         return self.made[-1]
+
+    def snapshot(self, memory: Memory, source: str, name: str) -> str:
+        """A copy of the store at `source`, open in `memory`, as it is now (same facts, ids)."""
+        if self.server is None:
+            return memory.backup(self.folder / f"{name}.db")
+        return self.copy(source, name)
 
     def copy(self, source: str, name: str) -> str:
         """A second store holding the same facts with the same ids: a file copy, or an
@@ -195,7 +221,8 @@ class Places:
 
 
 def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
-             seed: int = 7, server: str | None = None, judge: str = "auto") -> dict[str, Any]:
+             seed: int = 7, server: str | None = None, judge: str = "auto",
+             workers: int | None = None) -> dict[str, Any]:
     """One store size, measured end to end (runs in a child process)."""
     places = Places(server)
     try:
@@ -214,12 +241,26 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             import_rate = size / (time.perf_counter() - start)
             facts = counts["created"] + counts["conflict"]  # a merge adds no fact
             embed_rate = _embed_rate(memory, [r["text"] for r in rows])
-        reference_place = places.copy(main, "reference")
         tests = [generator.next() for _ in range(writes)]
         queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
+        compared = min(exhaustive_writes, writes)
+        # The reference's writes, cut in parts that run side by side: each part starts from
+        # a copy of the store as the index left it before the part's first write. If every
+        # decision before it matched, that is the store the reference would have made.
+        parts = _parts(compared, workers or (1 if compared < 100 else min(4, os.cpu_count() or 1)))
+        starts: dict[int, tuple[str, list[str]]] = {}
+        remember_ms: list[float] = []
+        indexed: list[Any] = []
+        order: list[str] = []
         with Memory(main, embedder=embedder, judge=judge) as memory:
             memory.recall("warm-up")
-            remember_ms, indexed = _timed_writes(memory, tests)
+            cuts = sorted({0, *(at for at, _ in parts)}) + [writes]
+            for at, end in zip(cuts, cuts[1:], strict=False):
+                if any(at == first for first, _ in parts):
+                    starts[at] = (places.snapshot(memory, main, f"reference{at}"), order)
+                samples, decisions, order = _timed_writes(memory, tests[at:end], order)
+                remember_ms += samples
+                indexed += decisions
             recall_ms = []
             for query in queries:
                 start = time.perf_counter()
@@ -227,11 +268,18 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
                 recall_ms.append((time.perf_counter() - start) * 1000)
         # Before the reference runs: its scan of every stored fact is not what a user runs.
         peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        with Memory(reference_place, embedder=embedder, judge=judge,
-                    candidate_search="exhaustive") as reference:
-            reference_ms, exhaustive = _timed_writes(reference, tests[:exhaustive_writes])
-        same = indexed[:exhaustive_writes] == exhaustive
-        compared = min(exhaustive_writes, writes)
+        # The reference reads every stored text on every write: caches that hold them all.
+        answers = _in_children(_reference_part, [
+            (starts[at][0], embedder, judge, tests[at:end], starts[at][1])
+            for at, end in parts], {"ANKITA_TEXT_CACHE": str(max(16384, size + writes))})
+        reference_ms: list[float] = []
+        exhaustive: list[Any] = []
+        for status, payload in answers:
+            if status != "ok":
+                raise RuntimeError(f"the exhaustive reference failed: {payload}")
+            reference_ms += payload[0]
+            exhaustive += payload[1]
+        same = indexed[:compared] == exhaustive
         return {
             "facts": size, "stored_after_import": facts, "embedder": embedder,
             "judge": judge_id,
@@ -241,9 +289,11 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             "recall_p95_ms": _percentile(recall_ms, 0.95),
             "import_facts_per_s": round(import_rate, 1),
             "peak_rss_mb": round(peak_rss, 1),
-            "exhaustive_remember_p50_ms": _percentile(reference_ms, 0.5),
+            "exhaustive_remember_p50_ms": _percentile(reference_ms, 0.5) if compared else None,
             "exhaustive_speedup": round(statistics.median(reference_ms)
-                                        / statistics.median(remember_ms[:compared]), 1),
+                                        / statistics.median(remember_ms[:compared]), 1)
+            if compared else None,
+            "exhaustive_parts": len(parts),
             "decisions_compared": compared,
             "decisions_identical": same,
         } | ({"embedder_texts_per_s": round(embed_rate, 1),
@@ -272,13 +322,33 @@ def _child(queue: Any, target: Callable[..., Any], args: tuple[Any, ...]) -> Non
 
 
 def _in_child(target: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+    return _in_children(target, [args])[0]
+
+
+def _in_children(target: Callable[..., Any], arg_lists: list[tuple[Any, ...]],
+                 env: dict[str, str] | None = None) -> list[tuple[str, Any]]:
+    """`target` run once per argument tuple, each in a new process, all at once; `env` is
+    added to their environment (read when they import ankita)."""
     context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    child = context.Process(target=_child, args=(queue, target, args))
-    child.start()
-    status, payload = queue.get()
-    child.join()
-    return status, payload
+    saved = {name: os.environ.get(name) for name in env or {}}
+    os.environ.update(env or {})
+    try:
+        runs = []
+        for args in arg_lists:
+            queue = context.Queue()
+            child = context.Process(target=_child, args=(queue, target, args))
+            child.start()
+            runs.append((queue, child))
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    answers = [queue.get() for queue, _ in runs]
+    for _, child in runs:
+        child.join()
+    return answers
 
 
 def _writer(location: str, user: str, seed: int, count: int, barrier: Any) -> None:

@@ -6,16 +6,31 @@ tokens: lowercase, NFKC-normalised, contractions expanded ("don't" -> "do not").
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from functools import lru_cache
 
+from ._errors import ConfigError
+
+
+def _text_cache() -> int:
+    """How many texts' analyses each cache holds: ANKITA_TEXT_CACHE, else 16384."""
+    raw = os.environ.get("ANKITA_TEXT_CACHE", "").strip()
+    if not raw:
+        return 16384
+    if not raw.isdigit() or not 1024 <= int(raw) <= 10_000_000:
+        raise ConfigError(f"ANKITA_TEXT_CACHE must be a whole number from 1024 to 10000000, "
+                          f"not {raw!r}")
+    return int(raw)
+
+
 # Per-text results are cached: a write compares one text with hundreds of stored ones, and the
 # stored ones come back write after write. About 25 analyses are cached per text, so this bounds
 # memory: at 65536, the 100k bench peaked at 767 MB, at 16384 at 321 MB (docs/scale.md).
-TEXT_CACHE = 16384
+TEXT_CACHE = _text_cache()
 # Content words are read for every recall candidate too: a larger cache of a small result.
-WORDS_CACHE = 65536
+WORDS_CACHE = max(65536, TEXT_CACHE)
 # What a text is filed and looked up under is needed once per write, and is the largest per
 # text: a small cache, or a 100k-fact store holds gigabytes of it.
 WRITE_CACHE = 512
