@@ -217,7 +217,7 @@ def test_the_text_cache_size_is_checked_when_ankita_is_imported():
     import subprocess
     import sys
 
-    for bad in ("abc", "10", "-5"):
+    for bad in ("abc", "10", "-5", "\u00b2"):
         done = subprocess.run([sys.executable, "-c", "import ankita"], capture_output=True,
                               text=True, env={**os.environ, "ANKITA_TEXT_CACHE": bad})
         assert done.returncode != 0 and "ANKITA_TEXT_CACHE must be a whole number" in done.stderr

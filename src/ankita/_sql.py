@@ -27,6 +27,9 @@ JOINED_FACT_COLUMNS = ", ".join(f"f.{c.strip()}" for c in FACT_COLUMNS.split(","
 EVENT_COLUMNS = "id, op, type, fact_id, other_id, at, data, undone_by"
 
 
+_new_object = object.__new__
+
+
 def row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
     # Filled in directly, not through the frozen dataclass's __init__ (a guarded setattr per
     # field): recall and the write path read hundreds of rows, and this is 4x cheaper.
@@ -36,9 +39,6 @@ def row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
                          created_at=row[7], updated_at=row[8], last_confirmed_at=row[9],
                          mentions=row[10], conflicts_with=links)
     return fact
-
-
-_new_object = object.__new__
 
 
 def _marks(values: Sequence[Any]) -> str:

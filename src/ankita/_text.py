@@ -19,7 +19,7 @@ def _text_cache() -> int:
     raw = os.environ.get("ANKITA_TEXT_CACHE", "").strip()
     if not raw:
         return 16384
-    if not raw.isdigit() or not 1024 <= int(raw) <= 10_000_000:
+    if not (raw.isascii() and raw.isdigit()) or not 1024 <= int(raw) <= 10_000_000:
         raise ConfigError(f"ANKITA_TEXT_CACHE must be a whole number from 1024 to 10000000, "
                           f"not {raw!r}")
     return int(raw)
