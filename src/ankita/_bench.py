@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ._memory import IMPORT_BATCH, Memory
+from ._text import TEXT_CACHE
 
 _SYLLABLES = ["ka", "lo", "mi", "ra", "ten", "vo", "sun", "bel", "dor", "ia", "qu", "zen",
               "mar", "os", "ti", "fen", "gra", "lu", "pe", "sha", "wy", "no", "ber", "cal"]
@@ -254,9 +255,10 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
         order: list[str] = []
         with Memory(main, embedder=embedder, judge=judge) as memory:
             memory.recall("warm-up")
-            cuts = sorted({0, *(at for at, _ in parts)}) + [writes]
+            firsts = {at for at, _ in parts}
+            cuts = sorted({0, *firsts}) + [writes]
             for at, end in zip(cuts, cuts[1:], strict=False):
-                if any(at == first for first, _ in parts):
+                if at in firsts:
                     starts[at] = (places.snapshot(memory, main, f"reference{at}"), order)
                 samples, decisions, order = _timed_writes(memory, tests[at:end], order)
                 remember_ms += samples
@@ -271,7 +273,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
         # The reference reads every stored text on every write: caches that hold them all.
         answers = _in_children(_reference_part, [
             (starts[at][0], embedder, judge, tests[at:end], starts[at][1])
-            for at, end in parts], {"ANKITA_TEXT_CACHE": str(max(16384, size + writes))})
+            for at, end in parts], {"ANKITA_TEXT_CACHE": str(max(TEXT_CACHE, size + writes))})
         reference_ms: list[float] = []
         exhaustive: list[Any] = []
         for status, payload in answers:
