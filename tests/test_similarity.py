@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ankita._similarity import lexical_score, words_match
+from ankita._similarity import _match_in_order, lexical_score, match_words, words_match
 from ankita._text import acronyms, content_words, statements
 
 
@@ -118,3 +118,15 @@ def test_initials_skip_a_capitalised_function_word():
     assert acronyms("The United States is large") == {"us"}
     assert acronyms("I moved to New York, then to Los Angeles") == {"ny", "la"}
     assert acronyms("My Tuesday") == frozenset()
+
+
+PREFIXED = ["post", "postgr", "postgresql", "car", "cart", "cartoon", "liv", "live", "lives",
+            "living", "abcd", "abcde", "abcdef", "abce", "sun", "sunday", "sundays"]
+
+
+@given(st.frozensets(st.sampled_from(PREFIXED), max_size=8),
+       st.frozensets(st.sampled_from(PREFIXED), max_size=8))
+def test_the_matching_of_equal_words_alone_is_taken_only_when_no_prefix_could_match(a, b):
+    # Words that are often prefixes of each other: both paths of match_words run.
+    assert match_words(a, b) == _match_in_order(set(a), set(b))
+    assert match_words(a, b) == sorted((y, x) for x, y in match_words(b, a))

@@ -1,5 +1,7 @@
 """The in-memory vector index: exact cosine search over a store's vectors, block by block."""
 
+import struct
+
 import numpy as np
 
 from ankita import Memory
@@ -80,3 +82,33 @@ def test_nearby_best_keeps_ties_in_stored_order():
     assert nearby.best(3) == ["b", "d", "a"]
     assert nearby.best(4) == ["b", "d", "a", "c"]
     assert nearby.get("e") == 0.5
+
+
+def test_planned_writes_read_every_row_as_single_searches_do(db_path):
+    """An import batch's searches are scored several per pass over the matrix (`plan`); each
+    still reads every row, including rows added, and vectors renewed, after that pass."""
+    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
+                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+        for text in TEXTS[:7]:
+            m.remember(text)
+        planned = VectorIndex(m.user, "letters", block=3)
+        planned.sync(m.store)
+        probe_sets = [Letters().embed_batch([t, f"{t} again and again"])
+                      for t in ("I like dark coffee", "Lyon on Sundays", "Miso the cat")]
+        planned.plan(probe_sets)
+        before = planned.above(probe_sets[0], -1.0)
+        assert len(planned._ahead) == 2  # the other two writes were scored in the same pass
+        added = m.remember(TEXTS[8]).fact.id
+        renewed = m.list()[0].id
+        with m.store.transaction(m.user):
+            m.store.put_vector(renewed, "letters", struct.pack("<26f", *range(26)), 26)
+        planned.sync(m.store)
+        fresh = VectorIndex(m.user, "letters", block=3)
+        fresh.sync(m.store)
+        for probes in probe_sets[1:]:
+            got, want = planned.above(probes, -1.0), fresh.above(probes, -1.0)
+            assert got.keys() == want.keys() and added in got
+            assert all(abs(got[k] - want[k]) < 1e-6 for k in want)
+        assert added not in before and len(before) == 7
+        planned.plan([])
+        assert planned._ahead == {} and planned._planned == {}

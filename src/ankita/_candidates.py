@@ -123,6 +123,16 @@ class CandidateSearch:
                                 max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
         return store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
 
+    def plan(self, store: SQLStore, model: str, probe_sets: Sequence[Sequence[list[float]]]
+             ) -> None:
+        """The probes of the writes about to come, in order (an import batch), so that the
+        in-memory search scores several in one pass; an empty list ends the plan."""
+        if not probe_sets:
+            if model in self.vector_indexes:
+                self.vector_indexes[model].plan([])
+        elif self.mode == "index" and not store.searches_vectors:
+            self._vector_index(store, model).plan(probe_sets)
+
     def nearby(self, store: SQLStore, model: str, vector: list[float], floor: float) -> Nearby:
         """Every stored fact's cosine with `vector`, read through `floor` (for recall)."""
         found = store.nearest(self.user, model, vector, floor)

@@ -198,11 +198,20 @@ class Memory:
                 ahead = (pool.submit(self._embed_rows, batches[number + 1])
                          if number + 1 < len(batches) else None)
                 results = []
+                model = self.embedder.model_id if self.embedder is not None else None
                 with self.store.transaction(self.user):
-                    for (text, kind, pinned, source), vector, extra in zip(batch, vectors, parts,
-                                                                           strict=True):
-                        results.append(self._remember(text, kind, pinned, source, vector, error,
-                                                      extra))
+                    if model:
+                        # Scored several at a time in one pass over the vectors held in memory.
+                        self._search.plan(self.store, model, [
+                            [v, *x] for v, x in zip(vectors, parts, strict=True) if v is not None])
+                    try:
+                        for (text, kind, pinned, source), vector, extra in zip(
+                                batch, vectors, parts, strict=True):
+                            results.append(self._remember(text, kind, pinned, source, vector,
+                                                          error, extra))
+                    finally:
+                        if model:
+                            self._search.plan(self.store, model, [])
                 done += len(results)
                 if progress is not None:
                     progress(done, total)

@@ -249,6 +249,10 @@ class PostgresStore(SQLStore):
                   "VALUES (?, ?, ?, ?, ?::vector)",
                   (fact_id, model, dim, vector, _literal(struct.unpack(f"<{dim}f", vector))))
 
+    @property
+    def searches_vectors(self) -> bool:
+        return bool(self.has_pgvector)
+
     def nearest(self, user: str, model: str, vector: Sequence[float],
                 line: float) -> dict[str, float] | None:
         """Exact cosine search with pgvector's `<=>` (cosine distance = 1 - cosine)."""

@@ -95,6 +95,11 @@ class SQLStore:
         scores every one of them."""
         raise NotImplementedError
 
+    @property
+    def searches_vectors(self) -> bool:
+        """Does the database search vectors itself (`nearest`, `closest`)?"""
+        return False
+
     def nearest(self, user: str, model: str, vector: Sequence[float],
                 line: float) -> dict[str, float] | None:
         """Facts whose stored vector has cosine >= line with `vector`, if the database can
