@@ -73,14 +73,19 @@ def checked_file(path: Path, sha256: str) -> Path:
     return path
 
 
-def cpu_session(model: str | bytes, threads: int | None = None) -> Any:
+def cpu_session(model: str | bytes, threads: int | None = None,
+                wide_int8: bool = False) -> Any:
     """An onnxruntime session on the CPU, quiet, its idle threads sleeping rather than
-    spinning (they would take a core from the rest of the write)."""
+    spinning (they would take a core from the rest of the write). `wide_int8`: int8 products
+    summed in 16-bit lanes are widened first, which a model quantized without a reduced
+    range needs on CPUs without VNNI (AVX2 only), where those sums saturate."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if wide_int8:
+        options.add_session_config_entry("session.x64quantprecision", "1")
     if threads is not None:
         options.intra_op_num_threads = threads
     return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
