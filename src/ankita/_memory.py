@@ -188,6 +188,7 @@ class Memory:
                        total: int, progress: Callable[[int, int], None] | None
                        ) -> Iterator[WriteResult]:
         done = 0
+        model = self.embedder.model_id if self.embedder is not None else None
         with ThreadPoolExecutor(max_workers=1) as pool:
             ahead = pool.submit(self._embed_rows, batches[0]) if batches else None
             for number, batch in enumerate(batches):
@@ -198,7 +199,6 @@ class Memory:
                 ahead = (pool.submit(self._embed_rows, batches[number + 1])
                          if number + 1 < len(batches) else None)
                 results = []
-                model = self.embedder.model_id if self.embedder is not None else None
                 with self.store.transaction(self.user):
                     if model:
                         # Scored several at a time in one pass over the vectors held in memory.

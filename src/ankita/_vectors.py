@@ -215,8 +215,7 @@ class VectorIndex:
         ends the plan. The first search of a planned write scores it together with the next
         few in one pass over the matrix: at 100k rows a pass is memory-bound (about 18 ms
         here), and one pass for AHEAD writes costs little more than for one."""
-        self._ahead, self._renewed = {}, []
-        self._planned = {}
+        self._planned, self._ahead, self._renewed = {}, {}, []
         for probes in probe_sets:
             qt = self._query(probes)
             if qt is not None:
@@ -232,20 +231,18 @@ class VectorIndex:
         key = (qt.tobytes(), len(self.ids), self.seq)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        ahead = self._from_plan(key[0]) if planned and key[0] in self._planned else None
-        if ahead is None:
-            ahead = self._rows_scores(qt, 0, len(self.ids))
-        else:
-            rows, renewals, scores = ahead
+        if planned and key[0] in self._planned:
+            rows, renewals, scores = self._from_plan(key[0])
             # Rows added since, and rows whose vector was renewed since, are scored now.
             if rows < len(self.ids):
                 scores = np.concatenate([scores, self._rows_scores(qt, rows, len(self.ids))])
             for row in set(self._renewed[renewals:]):
                 if row < rows:
                     scores[row] = self._rows_scores(qt, row, row + 1)[0]
-            ahead = scores
-        self._last = (key, ahead)
-        return ahead
+        else:
+            scores = self._rows_scores(qt, 0, len(self.ids))
+        self._last = (key, scores)
+        return scores
 
     def _from_plan(self, key: bytes) -> tuple[int, int, Any]:
         """This planned probe set's scores: with it, the next planned sets not scored yet are
@@ -254,15 +251,15 @@ class VectorIndex:
 
         if key not in self._ahead:
             keys = list(self._planned)
-            batch, width = [], 0
+            batch: list[bytes] = []
+            bounds = [0]  # column where each of the batch's probe sets starts, and the end
             for k in keys[keys.index(key):]:
-                if width >= AHEAD:
+                if bounds[-1] >= AHEAD:
                     break
                 if k not in self._ahead:
                     batch.append(k)
-                    width += self._planned[k].shape[1]
+                    bounds.append(bounds[-1] + self._planned[k].shape[1])
             both = np.concatenate([self._planned[k] for k in batch], axis=1)
-            bounds = np.cumsum([0] + [self._planned[k].shape[1] for k in batch])
             # Block by block, so only one block's products with every probe are held at once.
             maxima: list[list[Any]] = [[] for _ in batch]
             for b, block in enumerate(self.blocks):
