@@ -17,6 +17,8 @@ from ._index import (
     SUBJECT_TAG,
     Ask,
     Group,
+    Question,
+    TermQuery,
     lookup_for,
     other_people,
     short_partners,
@@ -41,7 +43,10 @@ class CandidateSearch:
         if self.mode == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         # Each clause of a chat turn may decide against a clause of a stored fact.
-        ids = set().union(*(self._filed(store, unit, kind) for unit in units(text)))
+        query = TermQuery(tuple(self._question(unit, kind) for unit in units(text)))
+        ids = query.answer(store.postings(self.user, query.terms, query.ranges,
+                                          query.found_terms),
+                           lambda ask: store.counted(self.user, ask), store.terms_of)
         if not (probes and model):
             return store.facts_by_ids(self.user, sorted(ids), links=False)
         lookup = lookup_for(text)
@@ -85,9 +90,9 @@ class CandidateSearch:
                 return facts
             wanted *= 4
 
-    def _filed(self, store: SQLStore, text: str, kind: str) -> set[str]:
-        """The lexical tiers for one text: the stored facts filed under a term that could
-        change its decision (docs/scale.md)."""
+    def _question(self, text: str, kind: str) -> Question:
+        """The lexical tiers for one text: what to ask for the stored facts filed under a term
+        that could change its decision (docs/scale.md)."""
         lookup = lookup_for(text)
         groups = lookup.groups
         dedup, conflict_line = self.settings.thresholds(kind)
@@ -121,7 +126,7 @@ class CandidateSearch:
             if dedup < 1:
                 asks.append(Ask(("c:",), groups,
                                 max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
-        return store.filed_under(self.user, asks, names) | store.slot_ids(self.user, lookup.slots)
+        return Question(tuple(asks), tuple(names), lookup.slots)
 
     def plan(self, store: SQLStore, model: str, probe_sets: Sequence[Sequence[list[float]]]
              ) -> None:

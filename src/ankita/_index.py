@@ -17,6 +17,7 @@ to the store. docs/scale.md gives the argument for each tier.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -253,3 +254,142 @@ def lookup_for(text: str) -> Lookup:
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
                   short_core(text), _shifts(text), named(text), opposed_forms(text))
+
+
+# A stored term extends a prefix when it sorts in [prefix, prefix + U+10FFFF): code point order,
+# which both backends use for the terms column.
+_TOP = "\U0010ffff"
+
+
+@dataclass(frozen=True)
+class Question:
+    """Everything one text asks the index (`_candidates`): facts answering one of `asks`, where
+    an ask marked `same_name` counts only facts that answer one of `names`; and facts filed
+    under `s:<key>#<tag>` for one of `slots`' keys, with a tag that is not one of its words."""
+
+    asks: tuple[Ask, ...]
+    names: tuple[Ask, ...] = ()
+    slots: tuple[tuple[str, frozenset[str]], ...] = ()
+
+
+class TermQuery:
+    """The facts that answer some questions (`answer`).
+
+    Three ways, each the cheapest for its asks:
+    - every ask of one word, every name and every slot: one read of postings (`terms`,
+      `ranges`), so that the statements are few and their shapes alike from write to write
+      (the driver prepares each once), and each term is read once however many asks hold it;
+    - an ask that counts words: counted by the store, one statement each, since a common
+      word's postings are many and their count few;
+    - an ask that counts only facts answering a name: from every term of those few facts.
+
+    What a posting of the read answers is a target: `FOUND` (the fact is a candidate), or
+    q >= 0 (it answers a name of question q).
+    """
+
+    FOUND = -1
+
+    def __init__(self, questions: tuple[Question, ...]) -> None:
+        self.questions = questions
+        exact: dict[str, set[int]] = {}
+        # (low, high, whether `low` itself is out) -> {target: terms that do not count}
+        ranges: dict[tuple[str, str, bool], dict[int, frozenset[str]]] = {}
+        for q, question in enumerate(questions):
+            asks = [*((self.FOUND, a) for a in question.asks), *((q, a) for a in question.names)]
+            for target, ask in asks:
+                if ask.at_least > 1 or ask.same_name:
+                    continue  # answered another way (`answer`)
+                for field in ask.fields:
+                    for group in ask.groups:
+                        for word in group.exact:
+                            exact.setdefault(field + word, set()).add(target)
+                        for word in group.ranges:
+                            # Strictly above: the word itself is one of the exact terms.
+                            ranges.setdefault((field + word, field + word + _TOP, True),
+                                              {})[target] = frozenset()
+            for key, words in question.slots:
+                head = f"s:{key}#"
+                skip = frozenset(head + w for w in words)
+                # A slot asked twice with other words: a tag counts unless both exclude it.
+                both = ranges.setdefault((head, head + _TOP, False), {})
+                both[self.FOUND] = both[self.FOUND] & skip if self.FOUND in both else skip
+        # Postings of a term that only finds candidates are read without the term: the store
+        # returns each fact once, however many such terms it is filed under.
+        self.found_terms = sorted(t for t, targets in exact.items() if targets == {self.FOUND})
+        self.terms = sorted(t for t, targets in exact.items() if targets != {self.FOUND})
+        self._exact = {term: tuple(exact[term]) for term in self.terms}
+        keys = sorted(ranges)
+        self.ranges = [(low, high) for low, high, _ in keys]
+        self._range_targets = [(low if strict else None, tuple(ranges[(low, high, strict)].items()))
+                               for low, high, strict in keys]
+
+    def answer(self, rows: list[tuple[str, str | None, int]], count: Callable[[Ask], set[str]],
+               terms_of: Callable[[list[str]], list[tuple[str, str]]]) -> set[str]:
+        """The facts answering the questions, from every (fact id, term, part) the store read
+        (part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
+        in `ranges`); `count` asks the store for the facts meeting an ask that counts words,
+        and `terms_of` for every (fact id, term) of some facts."""
+        found: set[str] = set()
+        names: list[set[str]] = [set() for _ in self.questions]
+        for fact_id, term, part in rows:
+            if term is None:  # part -2
+                found.add(fact_id)
+                continue
+            if part < 0:
+                targets: Iterable[int] = self._exact.get(term, ())
+            else:
+                out, kept = self._range_targets[part]
+                if term == out:
+                    continue
+                targets = [t for t, skip in kept if term not in skip]
+            for target in targets:
+                (found if target < 0 else names[target]).add(fact_id)
+        for q, question in enumerate(self.questions):
+            named = names[q]
+            for ask in question.names:
+                if ask.at_least > 1:
+                    named |= _meeting({}, ask, count)
+            # An ask marked same_name counts only facts that answer a name: read all their
+            # terms, rather than every posting of its words.
+            held = terms_of(sorted(named)) if named and any(
+                ask.same_name for ask in question.asks) else []
+            for ask in question.asks:
+                if ask.same_name:
+                    found.update(_meeting(_groups_met(held, ask), ask, count))
+                elif ask.at_least > 1:
+                    found.update(_meeting({}, ask, count))
+        return found
+
+
+def _meeting(groups_of: dict[str, set[int]], ask: Ask, count: Callable[[Ask], set[str]]
+             ) -> set[str]:
+    """The facts meeting the ask: those among `groups_of` (each fact's groups met) that met
+    enough, or, for an ask that counts words with no `groups_of` given, the store's count."""
+    if ask.same_name or ask.at_least <= 1:
+        return {f for f, groups in groups_of.items() if len(groups) >= max(1, ask.at_least)}
+    return count(ask) if ask.at_least <= len(ask.groups) and ask.fields else set()
+
+
+def _groups_met(rows: list[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
+    """For each fact of `rows` (fact id, term), the groups of the ask one of its terms meets."""
+    exact: dict[str, list[int]] = {}
+    starts: dict[str, list[int]] = {}
+    for g, group in enumerate(ask.groups):
+        for word in group.exact:
+            exact.setdefault(word, []).append(g)
+        for word in group.ranges:
+            starts.setdefault(word, []).append(g)
+    # A word extends a start when its first len(start) characters are the start.
+    lengths = sorted({len(start) for start in starts})
+    fields = set(ask.fields)
+    met: dict[str, set[int]] = {}
+    for fact_id, term in rows:
+        cut = term.find(":") + 1
+        if term[:cut] not in fields:
+            continue
+        word = term[cut:]
+        groups = [*exact.get(word, ()), *(g for n in lengths if len(word) > n
+                                          for g in starts.get(word[:n], ()))]
+        if groups:
+            met.setdefault(fact_id, set()).update(groups)
+    return met

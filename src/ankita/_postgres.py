@@ -230,8 +230,7 @@ class PostgresStore(SQLStore):
 
     # -- what only PostgreSQL does --------------------------------------------------------
 
-    def _ids_clause(self, ids: Sequence[str], column: str = "id",
-                    repeated: bool = False) -> tuple[str, list[Any]]:
+    def _ids_clause(self, ids: Sequence[str], column: str = "id") -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(ids)]
 
     def put_event(self, user: str, event: Any) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._errors import StoreError
-from ._index import Ask, Group
+from ._index import Ask
 from ._models import Event, Fact
 
 F = TypeVar("F")
@@ -39,6 +39,16 @@ def row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
                          created_at=row[7], updated_at=row[8], last_confirmed_at=row[9],
                          mentions=row[10], conflicts_with=links)
     return fact
+
+
+_TERMS_MAX = 512  # terms in one IN list
+_PARTS_MAX = 64  # SELECTs in one statement
+
+
+def _padded(values: Sequence[str]) -> list[str | None]:
+    """The values and NULLs up to a power of two (at least 8): NULL matches nothing in an IN
+    list, and few list lengths make few statements for the driver to prepare."""
+    return [*values, *[None] * (max(8, 1 << (len(values) - 1).bit_length()) - len(values))]
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -131,10 +141,8 @@ class SQLStore:
     # The user column where an id lookup already narrows the rows (see SQLiteStore).
     _user_filter = '"user"'
 
-    def _ids_clause(self, ids: Sequence[str], column: str = "id",
-                    repeated: bool = False) -> tuple[str, list[Any]]:
-        """A clause "`column` is one of `ids`"; `repeated` if it appears many times in one
-        statement (its parameters would be repeated too)."""
+    def _ids_clause(self, ids: Sequence[str], column: str = "id") -> tuple[str, list[Any]]:
+        """A clause "`column` is one of `ids`"."""
         return f"{column} IN ({_marks(ids)})", list(ids)
 
     # -- plain queries (doctor) -----------------------------------------------------------
@@ -274,83 +282,59 @@ class SQLStore:
         self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
         self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
 
-    def slot_ids(self, user: str, slots: Sequence[tuple[str, frozenset[str]]]) -> set[str]:
-        """Facts filed under `s:<key>#<tag>` for one of these keys, but not with a tag that is
-        one of the words given with the key."""
-        parts = []
-        for key, words in slots:
-            head = f"s:{key}#"
-            skip = sorted(head + w for w in words)
-            parts.append(('SELECT fact_id FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
-                          + (f" AND term NOT IN ({_marks(skip)})" if skip else ""),
-                          [user, head, head + "\U0010ffff", *skip]))
-        ids: set[str] = set()
-        for start in range(0, len(parts), 200):  # bounded statement size
-            chunk = parts[start:start + 200]
-            sql = " UNION ".join(part for part, _ in chunk)
-            ids |= {r[0] for r in self._run(sql, [p for _, ps in chunk for p in ps]).fetchall()}
-        return ids
+    def postings(self, user: str, terms: Sequence[str], ranges: Sequence[tuple[str, str]],
+                 found_terms: Sequence[str] = ()) -> list[tuple[str, str | None, int]]:
+        """(fact id, term, part) of the user's postings under one of `terms` (part -1) or in
+        one of `ranges` [low, high) (part = its number); and (fact id, None, -2) for a fact
+        filed under one of `found_terms`, once however many. In few statements whose shapes
+        repeat: the terms in lists padded to a power of two, the ranges one SELECT each."""
+        parts: list[tuple[str, list[Any]]] = []
+        for listed, column, part in ((found_terms, "NULL", -2), (terms, "term", -1)):
+            for start in range(0, len(listed), _TERMS_MAX):
+                chunk = _padded(listed[start:start + _TERMS_MAX])
+                parts.append((f'SELECT fact_id, {column}, {part} FROM terms WHERE "user" = ? '
+                              f"AND term IN ({_marks(chunk)})", [user, *chunk]))
+        for number, (low, high) in enumerate(ranges):
+            parts.append(('SELECT fact_id, term, ? FROM terms WHERE "user" = ? AND term >= ? '
+                          "AND term < ?", [number, user, low, high]))
+        rows: list[tuple[str, str | None, int]] = []
+        for start in range(0, len(parts), _PARTS_MAX):  # bounded statement size
+            chunk_parts = parts[start:start + _PARTS_MAX]
+            rows += self._run(" UNION ".join(sql for sql, _ in chunk_parts),
+                              [p for _, ps in chunk_parts for p in ps]).fetchall()
+        return rows
 
-    def filed_under(self, user: str, asks: Sequence[Ask], names: Sequence[Ask] = ()
-                    ) -> set[str]:
-        """Facts that answer one of `asks`; an ask marked `same_name` counts only the facts
-        that answer one of `names`. The asks that need one word go in one statement (per
-        `same_name`), and each counting ask in one of its own: few statements, whose shapes
-        repeat from write to write, so the driver's statement cache prepares each once."""
-        only, only_params = "", list[Any]()
-        if any(ask.same_name for ask in asks):
-            same = self.filed_under(user, names)
-            if same:
-                clause, only_params = self._ids_clause(sorted(same), "fact_id", repeated=True)
-                only = " AND " + clause
-        ids: set[str] = set()
-        for same_name in (False, True):
-            if same_name and not only:
-                break
-            chosen = [a for a in asks if a.same_name == same_name]
-            extra = (only, only_params) if same_name else ("", [])
-            ones = [a for a in chosen if a.at_least <= 1]
-            if ones:
-                merged = Group(frozenset(f + w for a in ones for f in a.fields
-                                         for g in a.groups for w in g.exact),
-                               frozenset(f + w for a in ones for f in a.fields
-                                         for g in a.groups for w in g.ranges))
-                parts, params = self._postings(user, Ask(("",), (merged,)), *extra)
-                if parts:
-                    ids |= {r[0] for r in self._run(" UNION ".join(parts), params).fetchall()}
-            for ask in chosen:
-                if ask.at_least <= 1:
-                    continue
-                parts, params = self._postings(user, ask, *extra)
-                if parts:
-                    sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY "
-                           f"fact_id HAVING COUNT(DISTINCT g) >= {int(ask.at_least)}")
-                    ids |= {r[0] for r in self._run(sql, params).fetchall()}
-        return ids
+    def terms_of(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+        """(fact id, term) of every term of these facts."""
+        rows: list[tuple[str, str]] = []
+        for start in range(0, len(ids), _TERMS_MAX):
+            chunk = _padded(ids[start:start + _TERMS_MAX])
+            rows += self._run(f"SELECT fact_id, term FROM terms WHERE fact_id IN ({_marks(chunk)})",
+                              chunk).fetchall()
+        return rows
 
-    @staticmethod
-    def _postings(user: str, ask: Ask, only: str, only_params: list[Any]
-                  ) -> tuple[list[str], list[Any]]:
-        """One SELECT per chunk of exact terms and per prefix range of the ask's groups, each
-        numbered by its group when the ask counts groups."""
-        if ask.at_least > len(ask.groups) or not ask.fields:
-            return [], []
+    def counted(self, user: str, ask: Ask) -> set[str]:
+        """Facts filed under one of the ask's fields + a word of at least `ask.at_least` of its
+        groups, counted by the database: a common word's postings are many, their count few."""
         parts: list[str] = []
         params: list[Any] = []
         for number, group in enumerate(ask.groups):
-            select = f"SELECT fact_id, {number} AS g FROM terms" if ask.at_least > 1 else \
-                "SELECT fact_id FROM terms"
+            select = f'SELECT fact_id, {number} AS g FROM terms WHERE "user" = ? AND '
             exact = sorted(field + w for field in ask.fields for w in group.exact)
-            for start in range(0, len(exact), 500):
-                chunk = exact[start:start + 500]
-                parts.append(f'{select} WHERE "user" = ? AND term IN ({_marks(chunk)}){only}')
-                params += [user, *chunk, *only_params]
+            for start in range(0, len(exact), _TERMS_MAX):
+                chunk = exact[start:start + _TERMS_MAX]
+                parts.append(f"{select}term IN ({_marks(chunk)})")
+                params += [user, *chunk]
             for word in sorted(field + w for field in ask.fields for w in group.ranges):
-                # Terms that extend the prefix: the range [prefix, prefix + U+10FFFF), in code
-                # point order (the terms column compares bytes in both backends).
-                parts.append(f'{select} WHERE "user" = ? AND term > ? AND term < ?{only}')
-                params += [user, word, word + "\U0010ffff", *only_params]
-        return parts, params
+                # Terms that extend the word: (word, word + U+10FFFF), in code point order
+                # (the terms column compares bytes in both backends).
+                parts.append(f"{select}term > ? AND term < ?")
+                params += [user, word, word + "\U0010ffff"]
+        if ask.at_least > len(ask.groups) or not parts:
+            return set()
+        sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
+               f"HAVING COUNT(DISTINCT g) >= {int(ask.at_least)}")
+        return {r[0] for r in self._run(sql, params).fetchall()}
 
     def id_exists(self, fact_id: str) -> bool:
         """True if the id was ever used (ids are never reused, even after a forget)."""

@@ -308,9 +308,8 @@ class SQLiteStore(SQLStore):
     # the user; the unary + keeps it off that index, so the id index is used.
     _user_filter = '+"user"'
 
-    def _ids_clause(self, ids: Sequence[str], column: str = "id",
-                    repeated: bool = False) -> tuple[str, list[Any]]:
-        if len(ids) <= 900 and not repeated:  # under SQLite's parameter limit: a plain IN
+    def _ids_clause(self, ids: Sequence[str], column: str = "id") -> tuple[str, list[Any]]:
+        if len(ids) <= 900:  # under SQLite's parameter limit: a plain IN
             return super()._ids_clause(ids, column)
         # Through a temporary table: any number of ids, one indexed join.
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (id TEXT PRIMARY KEY)")

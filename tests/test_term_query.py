@@ -1,0 +1,129 @@
+"""The index's questions are answered as their definition says (`_index.TermQuery`).
+
+Random postings go into a real store; random questions are answered through the store's few
+statements and the query's counting, and by reading the definition of `Ask` and `Question`
+against every posting. Words are drawn from two letters, so that many are prefixes of others.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ankita._index import Ask, Group, Question, TermQuery
+from ankita._postgres import PostgresStore
+from ankita._sqlite import SQLiteStore
+from conftest import fresh_schema
+
+TOP = "\U0010ffff"
+FIELDS = ("c:", "o:", "n:", "h1:")
+words = st.text("ab", min_size=1, max_size=5)
+groups = st.builds(Group, st.frozensets(words, max_size=3), st.frozensets(words, max_size=2))
+asks = st.builds(Ask, st.lists(st.sampled_from(FIELDS), min_size=0, max_size=2, unique=True)
+                 .map(tuple), st.lists(groups, max_size=3).map(tuple),
+                 st.integers(0, 3), st.booleans())
+slots = st.lists(st.tuples(st.sampled_from(("k1", "k2")), st.frozensets(words, max_size=2)),
+                 max_size=2).map(tuple)
+questions = st.lists(st.builds(Question, st.lists(asks, max_size=4).map(tuple),
+                               st.lists(asks.map(lambda a: Ask(a.fields, a.groups, a.at_least)),
+                                        max_size=2).map(tuple), slots),
+                     min_size=1, max_size=2).map(tuple)
+terms = st.one_of(st.builds(lambda f, w: f + w, st.sampled_from(FIELDS), words),
+                  st.builds(lambda k, w: f"s:{k}#{w}", st.sampled_from(("k1", "k2")), words))
+postings = st.lists(st.tuples(st.sampled_from([f"f{i}" for i in range(4)]), terms),
+                    max_size=40, unique=True)
+
+
+def meets(held: set[str], ask: Ask) -> bool:
+    """The definition: filed under a field + a word of at least `at_least` groups."""
+    def in_group(group: Group) -> bool:
+        return any(f + w in held for f in ask.fields for w in group.exact) or any(
+            f + w < t < f + w + TOP for f in ask.fields for w in group.ranges for t in held)
+    return sum(map(in_group, ask.groups)) >= max(1, ask.at_least)
+
+
+def defined(rows: list[tuple[str, str]], question_set: tuple[Question, ...]) -> set[str]:
+    held: dict[str, set[str]] = {}
+    for fact_id, term in rows:
+        held.setdefault(fact_id, set()).add(term)
+    found = set()
+    for question in question_set:
+        named = {f for f, ts in held.items() if any(meets(ts, a) for a in question.names)}
+        for fact_id, ts in held.items():
+            if any(meets(ts, a) and (not a.same_name or fact_id in named)
+                   for a in question.asks):
+                found.add(fact_id)
+            for key, skip in question.slots:
+                head = f"s:{key}#"
+                if any(head <= t < head + TOP and t[len(head):] not in skip for t in ts):
+                    found.add(fact_id)
+    return found
+
+
+def answered(store, question_set: tuple[Question, ...]) -> set[str]:
+    query = TermQuery(question_set)
+    return query.answer(store.postings("u", query.terms, query.ranges, query.found_terms),
+                        lambda ask: store.counted("u", ask), store.terms_of)
+
+
+def check(store, rows, question_set) -> None:
+    with store.transaction():
+        store._run("DELETE FROM terms")
+        store._run_many('INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?)',
+                        [("u", term, fact_id) for fact_id, term in rows]
+                        + [("someone else", term, "x" + fact_id) for fact_id, term in rows])
+    assert answered(store, question_set) == defined(rows, question_set)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(postings, questions)
+def test_questions_are_answered_as_defined_on_sqlite(tmp_path_factory, rows, question_set):
+    store = SQLiteStore(str(tmp_path_factory.getbasetemp() / "terms.db"))
+    try:
+        check(store, rows, question_set)
+    finally:
+        store.close()
+
+
+def test_questions_are_answered_as_defined_on_postgres(postgres_url):
+    store = PostgresStore(fresh_schema(postgres_url))
+
+    @settings(max_examples=60, deadline=None)
+    @given(postings, questions)
+    def run(rows, question_set):
+        check(store, rows, question_set)
+    try:
+        run()
+    finally:
+        store.close()
+
+
+def test_a_same_name_ask_meets_a_word_by_its_extension(tmp_path):
+    """Only facts answering a name count, and their words extend the ask's as prefixes."""
+    store = SQLiteStore(str(tmp_path / "terms.db"))
+    rows = [("f1", "n:ada"), ("f1", "c:gardening"), ("f1", "c:roses"),
+            ("f2", "c:gardening"), ("f2", "c:roses"), ("f3", "n:ada"), ("f3", "c:gard"),
+            ("f3", "c:roses")]
+    # f3's "gard" is neither one of the exact words nor an extension of one (strictly).
+    ask = Ask(("c:",), (Group(frozenset({"garden"}), frozenset({"gard"})),
+                        Group(frozenset({"rose"}), frozenset({"rose"}))), 2, same_name=True)
+    names = (Ask(("n:",), (Group(frozenset({"ada"}), frozenset()),)),)
+    try:
+        check(store, rows, (Question((ask,), names),))
+        assert answered(store, (Question((ask,), names),)) == {"f1"}
+    finally:
+        store.close()
+
+
+def test_many_terms_and_ranges_take_several_statements(tmp_path):
+    """More terms than one list holds and more ranges than one statement holds."""
+    store = SQLiteStore(str(tmp_path / "terms.db"))
+    rows = [(f"f{i % 50}", f"c:w{i:04d}") for i in range(1500)]
+    ask = Ask(("c:",), tuple(Group(frozenset({f"w{i:04d}"}), frozenset({f"w{i:03d}"}))
+                             for i in range(0, 1500, 7)))
+    try:
+        for question_set in [(Question((ask,)),),
+                             (Question((Ask(ask.fields, ask.groups, 3),)),)]:
+            check(store, rows, question_set)
+    finally:
+        store.close()
