@@ -2,7 +2,8 @@
 
 Random postings go into a real store; random questions are answered through the store's few
 statements and the query's counting, and by reading the definition of `Ask` and `Question`
-against every posting. Words are drawn from two letters, so that many are prefixes of others.
+against every posting. Words are drawn from two letters, so that many are prefixes of others,
+and are often longer than a run (`_index.RUN`).
 """
 
 from __future__ import annotations
@@ -10,15 +11,24 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ankita._index import Ask, Group, Question, TermQuery
+from ankita._index import RUN, Ask, Group, Question, TermQuery, _group
 from ankita._postgres import PostgresStore
 from ankita._sqlite import SQLiteStore
 from conftest import fresh_schema
 
 TOP = "\U0010ffff"
-FIELDS = ("c:", "o:", "n:", "h1:")
-words = st.text("ab", min_size=1, max_size=5)
-groups = st.builds(Group, st.frozensets(words, max_size=3), st.frozensets(words, max_size=2))
+FIELDS = ("c:", "o:", "n:", "h1:", "")
+# Words around the length at which a long word's prefixes are read as one range (`RUN`),
+# many of them prefixes of each other, and now and then any word of two letters.
+POOL = ("a", "ab", "aba", "abab", "ababa", "ababab", "abababa", "abababaa", "abababab",
+        "ababababa", "ababababb", "ababababab", "abababababb", "ababaaaaaaa", "abba",
+        "abbabababab", "b", "babababababa")
+words = st.one_of(st.sampled_from(POOL), st.text("ab", min_size=1, max_size=11))
+# Groups as the index builds them (a word, its prefixes, its extensions), or any sets.
+groups = st.one_of(st.builds(lambda ws: _group(set(ws)), st.frozensets(words, min_size=1,
+                                                                       max_size=2)),
+                   st.builds(Group, st.frozensets(words, max_size=3),
+                             st.frozensets(words, max_size=2)))
 asks = st.builds(Ask, st.lists(st.sampled_from(FIELDS), min_size=0, max_size=2, unique=True)
                  .map(tuple), st.lists(groups, max_size=3).map(tuple),
                  st.integers(0, 3), st.booleans())
@@ -32,6 +42,9 @@ terms = st.one_of(st.builds(lambda f, w: f + w, st.sampled_from(FIELDS), words),
                   st.builds(lambda k, w: f"s:{k}#{w}", st.sampled_from(("k1", "k2")), words))
 postings = st.lists(st.tuples(st.sampled_from([f"f{i}" for i in range(4)]), terms),
                     max_size=40, unique=True)
+
+
+assert max(map(len, POOL)) > RUN + 2
 
 
 def meets(held: set[str], ask: Ask) -> bool:
@@ -111,6 +124,41 @@ def test_a_same_name_ask_meets_a_word_by_its_extension(tmp_path):
     try:
         check(store, rows, (Question((ask,), names),))
         assert answered(store, (Question((ask,), names),)) == {"f1"}
+    finally:
+        store.close()
+
+
+def test_a_long_word_is_read_as_a_range_from_its_first_letters(db):
+    """A long word's prefixes of RUN letters or more, and its extensions, are one range; the
+    words in that range that are neither do not count, for a one-word ask or a counting one."""
+    long = "abababababb"
+    assert len(long) > RUN + 2
+    store = PostgresStore(db) if db.startswith("postgresql") else SQLiteStore(db)
+    rows = [("f1", "c:" + long[:10]), ("f1", "c:roses"), ("f2", "c:ababababb"),
+            ("f2", "c:rose"), ("f3", "c:" + long + "c"), ("f3", "c:rose"), ("f4", "c:abab"),
+            ("f4", "c:rosebud"), ("f5", "c:" + long[:9]), ("f6", "c:" + long[:7] + "a")]
+    groups = (_group({long}), _group({"rose"}))
+    try:
+        for ask, expected in [(Ask(("c:",), groups, 2), {"f1", "f3", "f4"}),
+                              (Ask(("c:",), groups[:1]), {"f1", "f3", "f4", "f5"})]:
+            check(store, rows, (Question((ask,)),))
+            assert answered(store, (Question((ask,)),)) == expected
+    finally:
+        store.close()
+
+
+def test_a_slot_key_counts_every_tag_but_the_writes_own_words(db):
+    """The store leaves out the tags every clause asking for the key excludes, and only those."""
+    store = PostgresStore(db) if db.startswith("postgresql") else SQLiteStore(db)
+    rows = [("f1", "s:k1#with"), ("f2", "s:k1#for"), ("f3", "s:k1#a"), ("f4", "s:k2#with"),
+            ("f5", "s:k1#")]
+    one, other = Question((), (), (("k1", frozenset({"with"})),)), \
+        Question((), (), (("k1", frozenset({"for"})),))
+    try:
+        for question_set, expected in [((one,), {"f2", "f3", "f5"}),
+                                       ((one, other), {"f1", "f2", "f3", "f5"})]:
+            check(store, rows, question_set)
+            assert answered(store, question_set) == expected
     finally:
         store.close()
 

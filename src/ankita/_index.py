@@ -259,6 +259,36 @@ def lookup_for(text: str) -> Lookup:
 # A stored term extends a prefix when it sorts in [prefix, prefix + U+10FFFF): code point order,
 # which both backends use for the terms column.
 _TOP = "\U0010ffff"
+# A word longer than this is read from this many letters on as one range of terms rather
+# than one seek per prefix (a generated or compound name brings dozens of prefixes).
+RUN = 8
+
+
+@dataclass(frozen=True)
+class Run:
+    """Terms in [low, high) that count: one of `covered`, or one extending `extends`."""
+
+    low: str
+    high: str
+    extends: str
+    covered: frozenset[str]
+
+    def counts(self, term: str) -> bool:
+        return term in self.covered or (term != self.extends and term.startswith(self.extends))
+
+
+def reads(field: str, group: Group) -> tuple[list[str], list[Run]]:
+    """The terms to seek and the ranges to scan for the stored words of one group under one
+    field: each exact word, and for each word of `ranges` the words extending it. A long
+    word's range starts at its first RUN letters, and covers the exact words in it."""
+    runs = []
+    for word in sorted(group.ranges):
+        low = field + word[:RUN] if len(word) > RUN else field + word
+        high = field + word + _TOP
+        runs.append(Run(low, high, field + word, frozenset(
+            field + w for w in group.exact if low <= field + w < high)))
+    covered = frozenset().union(*(run.covered for run in runs))
+    return sorted(field + w for w in group.exact if field + w not in covered), runs
 
 
 @dataclass(frozen=True)
@@ -292,8 +322,8 @@ class TermQuery:
     def __init__(self, questions: tuple[Question, ...]) -> None:
         self.questions = questions
         exact: dict[str, set[int]] = {}
-        # (low, high, whether `low` itself is out) -> {target: terms that do not count}
-        ranges: dict[tuple[str, str, bool], dict[int, frozenset[str]]] = {}
+        # (low, high) -> (target, the run whose terms count, else every term but these)
+        ranges: dict[tuple[str, str], list[tuple[int, Run | None, frozenset[str]]]] = {}
         for q, question in enumerate(questions):
             asks = [*((self.FOUND, a) for a in question.asks), *((q, a) for a in question.names)]
             for target, ask in asks:
@@ -301,34 +331,36 @@ class TermQuery:
                     continue  # answered another way (`answer`)
                 for field in ask.fields:
                     for group in ask.groups:
-                        for word in group.exact:
-                            exact.setdefault(field + word, set()).add(target)
-                        for word in group.ranges:
-                            # Strictly above: the word itself is one of the exact terms.
-                            ranges.setdefault((field + word, field + word + _TOP, True),
-                                              {})[target] = frozenset()
+                        seeks, runs = reads(field, group)
+                        for term in seeks:
+                            exact.setdefault(term, set()).add(target)
+                        for run in runs:
+                            ranges.setdefault((run.low, run.high), []).append(
+                                (target, run, frozenset()))
             for key, words in question.slots:
                 head = f"s:{key}#"
-                skip = frozenset(head + w for w in words)
-                # A slot asked twice with other words: a tag counts unless both exclude it.
-                both = ranges.setdefault((head, head + _TOP, False), {})
-                both[self.FOUND] = both[self.FOUND] & skip if self.FOUND in both else skip
+                # Every tag of the key but our words' (a slot asked twice: either's rule).
+                ranges.setdefault((head, head + _TOP), []).append(
+                    (self.FOUND, None, frozenset(head + w for w in words)))
         # Postings of a term that only finds candidates are read without the term: the store
         # returns each fact once, however many such terms it is filed under.
         self.found_terms = sorted(t for t, targets in exact.items() if targets == {self.FOUND})
         self.terms = sorted(t for t, targets in exact.items() if targets != {self.FOUND})
         self._exact = {term: tuple(exact[term]) for term in self.terms}
         keys = sorted(ranges)
-        self.ranges = [(low, high) for low, high, _ in keys]
-        self._range_targets = [(low if strict else None, tuple(ranges[(low, high, strict)].items()))
-                               for low, high, strict in keys]
+        self._range_rules = [ranges[key] for key in keys]
+        # With each range, the terms the store may leave out: those every rule of it excludes
+        # (a slot key's tags that are our words), so that their postings are not read.
+        self.ranges = [(low, high, _excluded(rules)) for (low, high), rules
+                       in zip(keys, self._range_rules, strict=True)]
 
     def answer(self, rows: list[tuple[str, str | None, int]], count: Callable[[Ask], set[str]],
                terms_of: Callable[[list[str]], list[tuple[str, str]]]) -> set[str]:
-        """The facts answering the questions, from every (fact id, term, part) the store read
-        (part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
-        in `ranges`); `count` asks the store for the facts meeting an ask that counts words,
-        and `terms_of` for every (fact id, term) of some facts."""
+        """The facts answering the questions, from every (fact id, term, part) the store read:
+        part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
+        in `ranges` (whose excluded terms it may or may not have left out). `count` asks the
+        store for the facts meeting an ask that counts words, `terms_of` for every (fact id,
+        term) of some facts."""
         found: set[str] = set()
         names: list[set[str]] = [set() for _ in self.questions]
         for fact_id, term, part in rows:
@@ -338,10 +370,8 @@ class TermQuery:
             if part < 0:
                 targets: Iterable[int] = self._exact.get(term, ())
             else:
-                out, kept = self._range_targets[part]
-                if term == out:
-                    continue
-                targets = [t for t, skip in kept if term not in skip]
+                targets = [t for t, run, skip in self._range_rules[part]
+                           if (run.counts(term) if run else term not in skip)]
             for target in targets:
                 (found if target < 0 else names[target]).add(fact_id)
         for q, question in enumerate(self.questions):
@@ -359,6 +389,12 @@ class TermQuery:
                 elif ask.at_least > 1:
                     found.update(_meeting({}, ask, count))
         return found
+
+
+def _excluded(rules: list[tuple[int, Run | None, frozenset[str]]]) -> list[str]:
+    if any(run is not None for _, run, _ in rules):
+        return []
+    return sorted(frozenset.intersection(*(skip for _, _, skip in rules)))
 
 
 def _meeting(groups_of: dict[str, set[int]], ask: Ask, count: Callable[[Ask], set[str]]
@@ -381,15 +417,14 @@ def _groups_met(rows: list[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
             starts.setdefault(word, []).append(g)
     # A word extends a start when its first len(start) characters are the start.
     lengths = sorted({len(start) for start in starts})
-    fields = set(ask.fields)
     met: dict[str, set[int]] = {}
     for fact_id, term in rows:
-        cut = term.find(":") + 1
-        if term[:cut] not in fields:
-            continue
-        word = term[cut:]
-        groups = [*exact.get(word, ()), *(g for n in lengths if len(word) > n
-                                          for g in starts.get(word[:n], ()))]
-        if groups:
-            met.setdefault(fact_id, set()).update(groups)
+        for field in ask.fields:
+            if not term.startswith(field):
+                continue
+            word = term[len(field):]
+            groups = [*exact.get(word, ()), *(g for n in lengths if len(word) > n
+                                              for g in starts.get(word[:n], ()))]
+            if groups:
+                met.setdefault(fact_id, set()).update(groups)
     return met

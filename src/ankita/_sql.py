@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ._errors import StoreError
-from ._index import Ask
+from ._index import Ask, reads
 from ._models import Event, Fact
 
 F = TypeVar("F")
@@ -282,21 +282,28 @@ class SQLStore:
         self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
         self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
 
-    def postings(self, user: str, terms: Sequence[str], ranges: Sequence[tuple[str, str]],
-                 found_terms: Sequence[str] = ()) -> list[tuple[str, str | None, int]]:
+    def postings(self, user: str, terms: Sequence[str],
+                 ranges: Sequence[tuple[str, str, Sequence[str]]], found_terms: Sequence[str] = ()
+                 ) -> list[tuple[str, str | None, int]]:
         """(fact id, term, part) of the user's postings under one of `terms` (part -1) or in
-        one of `ranges` [low, high) (part = its number); and (fact id, None, -2) for a fact
-        filed under one of `found_terms`, once however many. In few statements whose shapes
-        repeat: the terms in lists padded to a power of two, the ranges one SELECT each."""
+        one of `ranges` [low, high) but not one of its excluded terms (part = its number); and
+        (fact id, None, -2) for a fact filed under one of `found_terms`, once however many. In
+        few statements whose shapes repeat: the lists padded to a power of two, the ranges one
+        SELECT each."""
         parts: list[tuple[str, list[Any]]] = []
         for listed, column, part in ((found_terms, "NULL", -2), (terms, "term", -1)):
             for start in range(0, len(listed), _TERMS_MAX):
                 chunk = _padded(listed[start:start + _TERMS_MAX])
                 parts.append((f'SELECT fact_id, {column}, {part} FROM terms WHERE "user" = ? '
                               f"AND term IN ({_marks(chunk)})", [user, *chunk]))
-        for number, (low, high) in enumerate(ranges):
-            parts.append(('SELECT fact_id, term, ? FROM terms WHERE "user" = ? AND term >= ? '
-                          "AND term < ?", [number, user, low, high]))
+        for number, (low, high, excluded) in enumerate(ranges):
+            sql = 'SELECT fact_id, term, ? FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
+            out: list[Any] = []
+            if excluded:
+                # Padded with the empty term, which no range holds (NULL would exclude all).
+                out = [e or "" for e in _padded(excluded)]
+                sql += f" AND term NOT IN ({_marks(out)})"
+            parts.append((sql, [number, user, low, high, *out]))
         rows: list[tuple[str, str | None, int]] = []
         for start in range(0, len(parts), _PARTS_MAX):  # bounded statement size
             chunk_parts = parts[start:start + _PARTS_MAX]
@@ -320,16 +327,19 @@ class SQLStore:
         params: list[Any] = []
         for number, group in enumerate(ask.groups):
             select = f'SELECT fact_id, {number} AS g FROM terms WHERE "user" = ? AND '
-            exact = sorted(field + w for field in ask.fields for w in group.exact)
-            for start in range(0, len(exact), _TERMS_MAX):
-                chunk = exact[start:start + _TERMS_MAX]
-                parts.append(f"{select}term IN ({_marks(chunk)})")
-                params += [user, *chunk]
-            for word in sorted(field + w for field in ask.fields for w in group.ranges):
-                # Terms that extend the word: (word, word + U+10FFFF), in code point order
-                # (the terms column compares bytes in both backends).
-                parts.append(f"{select}term > ? AND term < ?")
-                params += [user, word, word + "\U0010ffff"]
+            for field in ask.fields:
+                seeks, runs = reads(field, group)
+                for start in range(0, len(seeks), _TERMS_MAX):
+                    chunk = seeks[start:start + _TERMS_MAX]
+                    parts.append(f"{select}term IN ({_marks(chunk)})")
+                    params += [user, *chunk]
+                for run in runs:
+                    # The run's range, in code point order (the terms column compares bytes
+                    # in both backends); in it, the covered words and those extending the word.
+                    covered = sorted(run.covered)
+                    either = f"term IN ({_marks(covered)}) OR " if covered else ""
+                    parts.append(f"{select}term >= ? AND term < ? AND ({either}term > ?)")
+                    params += [user, run.low, run.high, *covered, run.extends]
         if ask.at_least > len(ask.groups) or not parts:
             return set()
         sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
