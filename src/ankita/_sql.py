@@ -45,10 +45,10 @@ _TERMS_MAX = 512  # terms in one IN list
 _PARTS_MAX = 64  # SELECTs in one statement
 
 
-def _padded(values: Sequence[str]) -> list[str | None]:
-    """The values and NULLs up to a power of two (at least 8): NULL matches nothing in an IN
-    list, and few list lengths make few statements for the driver to prepare."""
-    return [*values, *[None] * (max(8, 1 << (len(values) - 1).bit_length()) - len(values))]
+def _padded(values: Sequence[str], fill: str | None = None) -> list[str | None]:
+    """The values and `fill` up to a power of two (at least 8): few list lengths make few
+    statements for the driver to prepare. NULL, the default, matches nothing in an IN list."""
+    return [*values, *[fill] * (max(8, 1 << (len(values) - 1).bit_length()) - len(values))]
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -301,7 +301,7 @@ class SQLStore:
             out: list[Any] = []
             if excluded:
                 # Padded with the empty term, which no range holds (NULL would exclude all).
-                out = [e or "" for e in _padded(excluded)]
+                out = _padded(excluded, "")
                 sql += f" AND term NOT IN ({_marks(out)})"
             parts.append((sql, [number, user, low, high, *out]))
         rows: list[tuple[str, str | None, int]] = []
