@@ -20,11 +20,12 @@ from factgen import facts
 from test_write import Letters
 
 
-def run_both(tmp_path, seed, n, embedder=None, locations=None, **options):
+def run_both(tmp_path, seed, n, embedder=None, locations=None, index="index", **options):
     rng = random.Random(seed)
-    where = locations or [tmp_path / f"{mode}.db" for mode in ("index", "exhaustive")]
+    modes = (index, "exhaustive")
+    where = locations or [tmp_path / f"{mode}.db" for mode in modes]
     stores = [Memory(place, embedder=embedder or "none", candidate_search=mode, **options)
-              for place, mode in zip(where, ("index", "exhaustive"), strict=True)]
+              for place, mode in zip(where, modes, strict=True)]
     order: list[list[str]] = [[], []]  # fact ids in creation order, per store
     decisions = 0
     try:
@@ -66,6 +67,13 @@ def run_both(tmp_path, seed, n, embedder=None, locations=None, **options):
 @pytest.mark.parametrize("seed", range(6))
 def test_index_and_exhaustive_decide_identically_lexical(tmp_path, seed):
     assert run_both(tmp_path, seed, 250) == 250
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_postings_in_memory_and_exhaustive_decide_identically(tmp_path, seed):
+    """The same proof with the index's postings held in memory from the first write, caught
+    up from the change log after every merge, forget and resolve (`_terms`)."""
+    assert run_both(tmp_path, 300 + seed, 250, index="memory") == 250
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -122,13 +130,15 @@ def test_vectors_skip_other_people_but_not_the_one_a_fact_names(tmp_path, mode):
         assert other.action == "created", other.reason
 
 
-@pytest.mark.parametrize("seed,vectors", [(0, False), (1, False), (2, True)])
-def test_index_and_exhaustive_decide_identically_on_postgres(postgres_url, seed, vectors):
+@pytest.mark.parametrize("seed,vectors,index", [(0, False, "index"), (1, False, "index"),
+                                                (2, True, "index"), (3, False, "memory")])
+def test_index_and_exhaustive_decide_identically_on_postgres(postgres_url, seed, vectors,
+                                                             index):
     """The same proof on PostgreSQL: its term ranges and pgvector search miss nothing."""
     where = [fresh_schema(postgres_url), fresh_schema(postgres_url)]
     n = 150 if vectors else 250
     assert run_both(None, 200 + seed, n, embedder=Letters() if vectors else None,
-                    locations=where) == n
+                    locations=where, index=index) == n
 
 
 def test_index_sees_facts_written_by_another_connection(tmp_path):
@@ -197,7 +207,7 @@ def test_bench_command_prints_the_documented_json(db):
     run = report["runs"][0]
     for field in ("facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms",
                   "recall_p95_ms", "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup",
-                  "decisions_identical"):
+                  "decisions_identical", "postings_load_s"):
         assert field in run, field
     assert run["facts"] == 60 and run["decisions_identical"] is True
 

@@ -1,9 +1,10 @@
 """The index's questions are answered as their definition says (`_index.TermQuery`).
 
 Random postings go into a real store; random questions are answered through the store's few
-statements and the query's counting, and by reading the definition of `Ask` and `Question`
-against every posting. Words are drawn from two letters, so that many are prefixes of others,
-and are often longer than a run (`_index.RUN`).
+statements and the query's counting, by the in-memory copy of the postings (`_terms`) loaded
+afresh and caught up from the change log, and by reading the definition of `Ask` and
+`Question` against every posting. Words are drawn from two letters, so that many are prefixes
+of others, and are often longer than a run (`_index.RUN`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from ankita._index import RUN, Ask, Group, Question, TermQuery, _group
 from ankita._postgres import PostgresStore
 from ankita._sqlite import SQLiteStore
+from ankita._terms import TermIndex
 from conftest import fresh_schema
 
 TOP = "\U0010ffff"
@@ -40,8 +42,8 @@ questions = st.lists(st.builds(Question, st.lists(asks, max_size=4).map(tuple),
                      min_size=1, max_size=2).map(tuple)
 terms = st.one_of(st.builds(lambda f, w: f + w, st.sampled_from(FIELDS), words),
                   st.builds(lambda k, w: f"s:{k}#{w}", st.sampled_from(("k1", "k2")), words))
-postings = st.lists(st.tuples(st.sampled_from([f"f{i}" for i in range(4)]), terms),
-                    max_size=40, unique=True)
+FACTS = [f"f{i}" for i in range(4)]
+postings = st.lists(st.tuples(st.sampled_from(FACTS), terms), max_size=40, unique=True)
 
 
 assert max(map(len, POOL)) > RUN + 2
@@ -79,32 +81,59 @@ def answered(store, question_set: tuple[Question, ...]) -> set[str]:
                         lambda ask: store.counted("u", ask), store.terms_of)
 
 
-def check(store, rows, question_set) -> None:
+def check(store, rows, question_set, kept: TermIndex | None = None, reset: bool = False
+          ) -> None:
+    """Answers from the store, from a fresh in-memory copy, and from `kept`: a copy that read
+    the postings before these replaced them, and catches up from the change log, fact by fact
+    or (with `reset`) from a note that every fact changed."""
     with store.transaction():
         store._run("DELETE FROM terms")
         store._run_many('INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?)',
                         [("u", term, fact_id) for fact_id, term in rows]
                         + [("someone else", term, "x" + fact_id) for fact_id, term in rows])
-    assert answered(store, question_set) == defined(rows, question_set)
+        for fact_id in [None] if reset else FACTS:
+            store._log_terms(None if reset else "u", fact_id)
+    expected = defined(rows, question_set)
+    assert answered(store, question_set) == expected
+    fresh = TermIndex("u")
+    fresh.sync(store)
+    assert answered(fresh, question_set) == expected
+    if kept is not None:
+        kept.sync(store)
+        assert answered(kept, question_set) == expected
+        assert contents(kept) == contents(fresh)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(postings, questions)
-def test_questions_are_answered_as_defined_on_sqlite(tmp_path_factory, rows, question_set):
-    store = SQLiteStore(str(tmp_path_factory.getbasetemp() / "terms.db"))
+def contents(index: TermIndex) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Each fact's terms and each term's facts, leaving out the empty."""
+    by_fact = {index.ids[n]: set(held) for n, held in enumerate(index.held) if held}
+    by_term = {term: {index.ids[n] for n in index._facts(term)} for term in index.facts_of}
+    return by_fact, {term: ids for term, ids in by_term.items() if ids}
+
+
+def test_questions_are_answered_as_defined_on_sqlite(tmp_path):
+    store = SQLiteStore(str(tmp_path / "terms.db"))
+    # Merged into the large sorted list of terms every few new terms, so that merging is tried.
+    kept = TermIndex("u", fresh_max=3)
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(postings, questions, st.booleans())
+    def run(rows, question_set, reset):
+        check(store, rows, question_set, kept, reset)
     try:
-        check(store, rows, question_set)
+        run()
     finally:
         store.close()
 
 
 def test_questions_are_answered_as_defined_on_postgres(postgres_url):
     store = PostgresStore(fresh_schema(postgres_url))
+    kept = TermIndex("u", fresh_max=3)
 
     @settings(max_examples=60, deadline=None)
-    @given(postings, questions)
-    def run(rows, question_set):
-        check(store, rows, question_set)
+    @given(postings, questions, st.booleans())
+    def run(rows, question_set, reset):
+        check(store, rows, question_set, kept, reset)
     try:
         run()
     finally:

@@ -268,6 +268,8 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
                 start = time.perf_counter()
                 memory.recall(query)
                 recall_ms.append((time.perf_counter() - start) * 1000)
+            # Once per process, inside one of the timed writes (docs/scale.md).
+            load_s = memory._search.terms.load_seconds
         # Before the reference runs: its scan of every stored fact is not what a user runs.
         peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         # The reference reads every stored text on every write: caches that hold them all.
@@ -291,6 +293,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             "recall_p95_ms": _percentile(recall_ms, 0.95),
             "import_facts_per_s": round(import_rate, 1),
             "peak_rss_mb": round(peak_rss, 1),
+            "postings_load_s": round(load_s, 3),
             "exhaustive_remember_p50_ms": _percentile(reference_ms, 0.5) if compared else None,
             "exhaustive_speedup": round(statistics.median(reference_ms)
                                         / statistics.median(remember_ms[:compared]), 1)

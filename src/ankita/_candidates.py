@@ -27,7 +27,14 @@ from ._index import (
 from ._models import Fact
 from ._similarity import SHORT_LINK_SCORE
 from ._sql import SQLStore
+from ._terms import TermIndex
 from ._vectors import Narrow, Nearby, VectorIndex
+
+# Lookups read from the store before a user's postings are held in memory (mode "index"):
+# loading them costs about as much as a few hundred lookups at 100,000 facts, which a process
+# that writes once (a CLI call) never gets back.
+LOAD_AFTER = 32
+MODES = ("index", "memory", "store", "exhaustive")
 
 
 class CandidateSearch:
@@ -36,6 +43,8 @@ class CandidateSearch:
     def __init__(self, user: str, settings: Settings, mode: str = "index") -> None:
         self.user, self.settings, self.mode = user, settings, mode
         self.vector_indexes: dict[str, VectorIndex] = {}
+        self.terms = TermIndex(user)
+        self.lookups = 0
 
     def candidates(self, store: SQLStore, text: str, kind: str,
                    probes: Sequence[list[float]], model: str | None) -> list[Fact]:
@@ -44,9 +53,10 @@ class CandidateSearch:
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         # Each clause of a chat turn may decide against a clause of a stored fact.
         query = TermQuery(tuple(self._question(unit, kind) for unit in units(text)))
-        ids = query.answer(store.postings(self.user, query.terms, query.ranges,
-                                          query.found_terms),
-                           lambda ask: store.counted(self.user, ask), store.terms_of)
+        source = self._postings(store)
+        ids = query.answer(source.postings(self.user, query.terms, query.ranges,
+                                           query.found_terms),
+                           lambda ask: source.counted(self.user, ask), source.terms_of)
         if not (probes and model):
             return store.facts_by_ids(self.user, sorted(ids), links=False)
         lookup = lookup_for(text)
@@ -67,6 +77,15 @@ class CandidateSearch:
         ids |= {i for i, cos in near.items() if cos >= narrow.line}
         return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
                 if f.id in ids or f.kind == kind]
+
+    def _postings(self, store: SQLStore) -> SQLStore | TermIndex:
+        """Where this lookup reads postings: the in-memory copy, caught up, once it pays."""
+        self.lookups += 1
+        if self.mode == "store" or (self.mode == "index" and self.lookups <= LOAD_AFTER
+                                    and not self.terms.loaded):
+            return store
+        self.terms.sync(store)
+        return self.terms
 
     def related(self, store: SQLStore, kind: str, probes: Sequence[list[float]], model: str,
                 count: int) -> list[Fact]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _doctor, _dump, _history, _recall
+from ._candidates import MODES as CANDIDATE_MODES
 from ._candidates import CandidateSearch
 from ._config import Settings, default_db_path
 from ._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
@@ -96,10 +97,13 @@ class Memory:
         self.judge = resolve_judge(judge)
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.path = str(path) if path is not None else str(default_db_path())
-        if candidate_search not in ("index", "exhaustive"):
-            raise InvalidInput("candidate_search must be 'index' or 'exhaustive'")
+        if candidate_search not in CANDIDATE_MODES:
+            raise InvalidInput("candidate_search must be one of "
+                               + ", ".join(repr(m) for m in CANDIDATE_MODES))
         # "exhaustive" compares with every stored fact: the reference the index is tested
-        # against (tests/test_scale.py) and benchmarked against (`ankita bench`).
+        # against (tests/test_scale.py) and benchmarked against (`ankita bench`). "memory" and
+        # "store" fix where the index's postings are read; "index" moves them into memory once
+        # this process has made a few writes (docs/scale.md).
         self.candidate_search = candidate_search
         self._search = CandidateSearch(self.user, self.settings, candidate_search)
         self.store = open_store(self.path)

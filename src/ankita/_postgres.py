@@ -182,6 +182,10 @@ class PostgresStore(SQLStore):
                                 (str(SCHEMA_VERSION),))
             # Added after schema 1 shipped; cheap to assert on every open.
             self.db.execute("CREATE INDEX IF NOT EXISTS events_fact_id ON events (fact_id)")
+            # Every change to a fact's postings (`_terms.TermIndex`); a user's are written
+            # under that user's lock, so they commit in sequence order.
+            self.db.execute('CREATE TABLE IF NOT EXISTS term_changes (seq BIGSERIAL PRIMARY KEY,'
+                            ' "user" TEXT, fact_id TEXT)')
         # The column tells, not the extension: a schema built without pgvector stays so.
         self.has_pgvector = self.db.execute(
             "SELECT 1 FROM information_schema.columns WHERE table_name = 'vectors' AND "
@@ -222,6 +226,7 @@ class PostgresStore(SQLStore):
             raise StoreError(describe(self.path, exc)) from exc
 
     def _rollback(self) -> None:
+        self.rollbacks += 1
         with contextlib.suppress(psycopg.Error):
             self.db.execute("ROLLBACK")
 

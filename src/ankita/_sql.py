@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -83,6 +83,9 @@ class SQLStore:
     path: str
     SCHEMA_VERSION: int = 0
     db: Any
+    # Transactions of this connection rolled back so far: an in-memory copy that read rows
+    # inside one must read them again, since their sequence numbers may be reused.
+    rollbacks: int = 0
 
     # -- what each backend provides -------------------------------------------------------
 
@@ -250,18 +253,42 @@ class SQLStore:
             rows = self._run('SELECT id, "user", text FROM facts').fetchall()
             self._run("DELETE FROM terms")
             for fact_id, user, text in rows:
-                self.index_fact(user, fact_id, text)
+                self.index_fact(user, fact_id, text, logged=False)
+            if rows:
+                self._log_terms(None, None)  # every user's postings changed
             self._run("INSERT INTO meta (key, value) VALUES ('analyzer', ?) ON CONFLICT (key) "
                       "DO UPDATE SET value = excluded.value", (ANALYZER_VERSION,))
         return len(rows)
 
-    def index_fact(self, user: str, fact_id: str, text: str) -> None:
+    def index_fact(self, user: str, fact_id: str, text: str, logged: bool = True) -> None:
         """File the fact under its candidate-search terms (docs/scale.md)."""
         from ._index import index_terms
 
         self._run_many('INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?) '
                        "ON CONFLICT DO NOTHING",
                        [(user, term, fact_id) for term in sorted(index_terms(text))])
+        if logged:
+            self._log_terms(user, fact_id)
+
+    def _log_terms(self, user: str | None, fact_id: str | None) -> None:
+        """Note that a fact's postings changed (None: every fact's, of every user), for the
+        in-memory copies of other connections (`_terms.TermIndex`)."""
+        self._run('INSERT INTO term_changes ("user", fact_id) VALUES (?, ?)', (user, fact_id))
+
+    def term_changes(self, user: str, since: int) -> list[tuple[int, str | None]]:
+        """(seq, fact id) of every change to the user's postings after `since`, in order; a
+        fact id of None means that every fact's may have changed."""
+        return [(r[0], r[1]) for r in self._run(
+            'SELECT seq, fact_id FROM term_changes WHERE seq > ? AND ("user" = ? OR '
+            '"user" IS NULL) ORDER BY seq', (since, user)).fetchall()]
+
+    def last_term_change(self) -> int:
+        return int(self._run("SELECT COALESCE(MAX(seq), 0) FROM term_changes").fetchone()[0])
+
+    def user_terms(self, user: str) -> Iterator[tuple[str, str]]:
+        """(term, fact id) of every posting of the user, in term order, as they are read."""
+        yield from self._run('SELECT term, fact_id FROM terms WHERE "user" = ? ORDER BY term',
+                             (user,))
 
     def update_fact(self, fact_id: str, **fields: Any) -> None:
         if "pinned" in fields:
@@ -277,9 +304,12 @@ class SQLStore:
                 self.index_fact(row[0], fact_id, fields["text"])
 
     def delete_fact(self, fact_id: str) -> None:
+        row = self._run('SELECT "user" FROM facts WHERE id = ?', (fact_id,)).fetchone()
         self._run("DELETE FROM links WHERE a = ? OR b = ?", (fact_id, fact_id))
         self._run("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
         self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
+        if row:
+            self._log_terms(row[0], fact_id)
         self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
 
     def postings(self, user: str, terms: Sequence[str],

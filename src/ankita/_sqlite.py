@@ -166,7 +166,16 @@ _M004: list[Any] = [
 # alone, which the (user, fact_id) index cannot serve.
 _M005 = ["CREATE INDEX IF NOT EXISTS events_fact_id ON events (fact_id)"]
 
-MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005)
+# Every change to a fact's postings, in sequence: in-memory copies of the postings
+# (`_terms.TermIndex`) catch up from it. Rows are never deleted, so a committed seq is never
+# reused without AUTOINCREMENT (which would write its counter on every insert).
+_M006 = ["""CREATE TABLE IF NOT EXISTS term_changes (
+        seq INTEGER PRIMARY KEY,
+        user TEXT,
+        fact_id TEXT
+    )"""]
+
+MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005, _M006)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -261,6 +270,7 @@ class SQLiteStore(SQLStore):
             yield self
         except BaseException:
             self._depth = 0
+            self.rollbacks += 1
             if self.db.in_transaction:  # SQLite may already have rolled back (disk full)
                 self.db.execute("ROLLBACK")
             raise
@@ -268,6 +278,7 @@ class SQLiteStore(SQLStore):
         try:
             self._retry(lambda: self.db.execute("COMMIT"))
         except BaseException as exc:
+            self.rollbacks += 1
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
