@@ -151,6 +151,20 @@ def test_index_sees_facts_written_by_another_connection(tmp_path):
         assert result.conflicts_with == (made.id,)
 
 
+def test_vector_index_reads_again_after_a_rollback(tmp_path):
+    """The index read a vector of a transaction that rolled back; the next write takes its
+    sequence number again, and must still be found (here by its vector alone)."""
+    with Memory(tmp_path / "m.db", embedder=Letters()) as m:
+        m.remember("My cat is called Miso")
+        with pytest.raises(RuntimeError), m.store.transaction(m.user):
+            m.remember("Evil plans for Friday", kind="habit")
+            m.remember("I keep bees on the roof", kind="hobby")  # its search reads the above
+            raise RuntimeError("abandoned")
+        first = m.remember("My meetings are after lunch")
+        result = m.remember("My calls are before noon")
+    assert result.conflicts_with == (first.fact.id,)
+
+
 def test_index_is_built_for_an_existing_store(tmp_path):
     import sqlite3
 

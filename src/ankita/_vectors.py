@@ -1,7 +1,8 @@
 """An in-memory float32 matrix of one user's vectors for one model: exact cosine search.
 
-Loaded lazily on first use, then caught up on every use from the store's never-reused vector
-sequence, so writes by other processes are seen too. Rows of forgotten facts, or of facts whose
+Loaded lazily on first use, then caught up on every use from the store's vector sequence, so
+writes by other processes are seen too; read again whole after a rollback of this connection,
+whose rolled-back sequence numbers may be taken again. Rows of forgotten facts, or of facts whose
 vector was dropped, may linger; they are harmless because candidates are always re-read from the
 store. Beside each row it keeps the fact's kind and the index terms under `tags`, which a search
 may require of the rows below a line (`Narrow`).
@@ -78,6 +79,7 @@ class VectorIndex:
         # one of the prefixes as a tag.
         self.flag, self.tag_prefixes = flag, tuple(tag_prefixes)
         self.seq = 0
+        self.rollbacks = 0  # the store's count of rollbacks when last caught up
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
         self.dim: int | None = None
@@ -99,6 +101,10 @@ class VectorIndex:
     def sync(self, store: SQLStore) -> None:
         import numpy as np
 
+        if self.rollbacks != store.rollbacks:
+            # This connection rolled back rows this index may have read, and their sequence
+            # numbers can be taken again: read every vector again (rows are overwritten).
+            self.seq, self.rollbacks = 0, store.rollbacks
         fresh = store.vectors_since(self.user, self.model, self.seq)
         if not fresh:
             return
