@@ -32,8 +32,7 @@ def test_a_merge_that_grows_a_fact_is_followed(tmp_path):
         made = first.remember("I prefer dark mode in editors").fact
         second.remember("I water the garden on Sundays")  # reads the fact as first written
         grown = first.remember("I prefer dark mode in editors and terminals")
-        assert (grown.action, grown.fact.text) == ("merged", grown.fact.text)
-        assert "terminals" in grown.fact.text
+        assert grown.action == "merged" and "terminals" in grown.fact.text
         result = second.remember("I prefer dark mode in editors and terminals")
         assert (result.action, result.merged_into) == ("merged", made.id)
         terms = second._search.terms
@@ -46,8 +45,8 @@ def test_a_forgotten_fact_and_its_undo_are_followed(tmp_path):
         second.remember("My cat sleeps all day")  # reads the fact
         first.forget(made.id)
         second.remember("My sister lives in Lyon")  # reads the forget
-        assert made.id not in second._search.terms.number or \
-            not second._search.terms.held[second._search.terms.number[made.id]]
+        terms = second._search.terms
+        assert terms.held[terms.number[made.id]] == ()
         first.undo(first.history(made.id)[-1].id)  # the fact is back
         result = second.remember("I drink coffee every single morning")
         assert made.id in {result.merged_into, *result.conflicts_with}
