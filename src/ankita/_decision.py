@@ -17,7 +17,7 @@ from ._disagree import (
     may_conflict,
     only_ends,
     other_subjects,
-    slot_keys,
+    share_a_slot,
     subject,
 )
 from ._similarity import (
@@ -77,7 +77,7 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
         return True
     if has_opposite_pair(old_text, new_text):  # opposites count as one shared slot
         return True
-    if slot_keys(old_text) & slot_keys(new_text):  # one value replaced in the same sentence
+    if share_a_slot(old_text, new_text):  # one value replaced in the same sentence
         return True
     if attribute_keys(old_text) & attribute_keys(new_text):  # one attribute stated twice
         return True

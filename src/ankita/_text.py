@@ -190,14 +190,17 @@ def stem(word: str) -> str:
 def number_value(tokens_: tuple[str, ...], i: int) -> str | None:
     """The number a token stands for ("ten" -> "10", "3rd" -> "3"), or None."""
     word = tokens_[i]
-    if word.isdigit():
-        return str(int(word))
-    match = _ORDINAL.match(word)
-    if match:
-        return str(int(match.group(1)))
-    match = _WITH_UNIT.match(word)
-    if match:  # "11pm", "5km": the unit stays, so 11pm and 11am differ
-        return f"{int(match.group(1))}{match.group(2)}"
+    # Every form below but a number word starts with a digit: most words are neither.
+    if word[:1].isdigit():
+        if word.isdigit():
+            return str(int(word))
+        match = _ORDINAL.match(word)
+        if match:
+            return str(int(match.group(1)))
+        match = _WITH_UNIT.match(word)
+        if match:  # "11pm", "5km": the unit stays, so 11pm and 11am differ
+            return f"{int(match.group(1))}{match.group(2)}"
+        return None
     if word in NUMBER_WORDS:
         if word == "one" and i > 0 and tokens_[i - 1] in _ONE_PRONOUN_BEFORE:
             return None
