@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -179,6 +180,75 @@ MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005, _M006)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+class _Checkpointer:
+    """Copies the write-ahead log back into the database file from a thread of its own.
+
+    SQLite's own checkpoint runs inside the commit that takes the log past its limit, so that
+    one write in a few dozen waits for a copy of many pages (the slowest writes of a busy
+    store). Here a commit only wakes this thread; the copy runs beside the next writes, since
+    SQLite releases the GIL while it copies. The writer keeps its own checkpoint, at a larger
+    limit (`FALLBACK_PAGES`), for when this thread falls behind or is gone. The thread ends
+    after `IDLE_S` without commits, so a store nobody closes leaves no thread behind."""
+
+    PAUSE_S = 0.05  # the commits of this long are copied in one pass
+    IDLE_S = 2.0
+    FALLBACK_PAGES = 8000
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.passes = 0
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def committed(self) -> None:
+        """A write was committed: copy it back soon."""
+        self._wake.set()
+        with self._lock:
+            # A forked child has the object but not the thread.
+            if (self._thread is None or self._pid != os.getpid()) and not self._stop.is_set():
+                self._start()
+
+    def _start(self) -> None:
+        self._pid = os.getpid()
+        self._thread = threading.Thread(target=self._run, name="ankita-checkpoint",
+                                        daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop.set()
+            thread = self._thread if self._pid == os.getpid() else None
+        self._wake.set()
+        if thread is not None:
+            thread.join()
+
+    def _run(self) -> None:
+        db = None
+        try:
+            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            while self._wake.wait(self.IDLE_S) and not self._stop.wait(self.PAUSE_S):
+                self._wake.clear()
+                # PASSIVE copies what no reader still needs and never blocks a writer. A
+                # failure loses nothing: the pages stay in the log for the next pass.
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.passes += 1
+        except sqlite3.Error:
+            pass  # cannot open: the writer's own checkpoint still runs
+        finally:
+            if db is not None:
+                db.close()
+            with self._lock:
+                if self._thread is threading.current_thread():
+                    self._thread = None
+                    # A commit that came as this thread was ending still gets its pass.
+                    if self._wake.is_set() and not self._stop.is_set():
+                        self._start()
+
+
 class SQLiteStore(SQLStore):
     """One SQLite file holding every user's facts, links, events and vectors."""
 
@@ -187,6 +257,7 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._depth = 0
+        self._checkpointer: _Checkpointer | None = None
         if self.path != ":memory:":
             try:
                 Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -202,6 +273,9 @@ class SQLiteStore(SQLStore):
             if self.path != ":memory:":
                 self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
             self.db.execute("PRAGMA synchronous = NORMAL")
+            if self.path != ":memory:":
+                self._checkpointer = _Checkpointer(self.path)
+                self.db.execute(f"PRAGMA wal_autocheckpoint = {_Checkpointer.FALLBACK_PAGES}")
             self._retry(self._migrate)
             self.refresh_terms()
         except sqlite3.Error as exc:
@@ -284,8 +358,12 @@ class SQLiteStore(SQLStore):
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(describe(self.path, exc)) from exc
             raise
+        if self._checkpointer is not None:
+            self._checkpointer.committed()
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         self.db.close()
 
     def backup(self, target: str | Path) -> str:
