@@ -81,18 +81,20 @@ def answered(store, question_set: tuple[Question, ...]) -> set[str]:
                         lambda ask: store.counted("u", ask), store.terms_of)
 
 
-def check(store, rows, question_set, kept: TermIndex | None = None, reset: bool = False
-          ) -> None:
+def check(store, rows, question_set, kept: TermIndex | None = None, reset: bool = False,
+          told: frozenset[str] = frozenset()) -> None:
     """Answers from the store, from a fresh in-memory copy, and from `kept`: a copy that read
     the postings before these replaced them, and catches up from the change log, fact by fact
-    or (with `reset`) from a note that every fact changed."""
+    or (with `reset`) from a note that every fact changed. The facts in `told` are logged with
+    their terms, as this connection's own filings, which the copy takes instead of reading."""
     with store.transaction():
         store._run("DELETE FROM terms")
         store._run_many('INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?)',
                         [("u", term, fact_id) for fact_id, term in rows]
                         + [("someone else", term, "x" + fact_id) for fact_id, term in rows])
         for fact_id in [None] if reset else FACTS:
-            store._log_terms(None if reset else "u", fact_id)
+            filed = frozenset(t for f, t in rows if f == fact_id) if fact_id in told else None
+            store._log_terms(None if reset else "u", fact_id, filed)
     expected = defined(rows, question_set)
     assert answered(store, question_set) == expected
     fresh = TermIndex("u")
@@ -117,9 +119,9 @@ def test_questions_are_answered_as_defined_on_sqlite(tmp_path):
     kept = TermIndex("u", fresh_max=3)
 
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(postings, questions, st.booleans())
-    def run(rows, question_set, reset):
-        check(store, rows, question_set, kept, reset)
+    @given(postings, questions, st.booleans(), st.frozensets(st.sampled_from(FACTS)))
+    def run(rows, question_set, reset, told):
+        check(store, rows, question_set, kept, reset, told)
     try:
         run()
     finally:
@@ -131,9 +133,9 @@ def test_questions_are_answered_as_defined_on_postgres(postgres_url):
     kept = TermIndex("u", fresh_max=3)
 
     @settings(max_examples=60, deadline=None)
-    @given(postings, questions, st.booleans())
-    def run(rows, question_set, reset):
-        check(store, rows, question_set, kept, reset)
+    @given(postings, questions, st.booleans(), st.frozensets(st.sampled_from(FACTS)))
+    def run(rows, question_set, reset, told):
+        check(store, rows, question_set, kept, reset, told)
     try:
         run()
     finally:

@@ -10,6 +10,7 @@ import pytest
 
 from ankita import InvalidInput, Memory
 from ankita._candidates import LOAD_AFTER
+from ankita._index import index_terms
 from ankita._terms import TermIndex
 
 
@@ -65,6 +66,35 @@ def test_a_rolled_back_write_is_read_again(tmp_path):
         result = m.remember("I play chess with my brother on Fridays")
         assert (result.action, result.merged_into) == ("merged", made.id)
         assert m.remember("I collect old maps").action == "created"
+
+
+def test_the_number_of_a_rolled_back_filing_taken_by_another_connection(tmp_path):
+    """This connection's own filings are taken instead of reading them back; after a
+    rollback, the number of one of them may be another connection's next write."""
+    with memory(tmp_path / "m.db") as first, memory(tmp_path / "m.db") as second:
+        first.remember("I water the garden on Sundays")
+        with pytest.raises(RuntimeError), first.store.transaction(first.user):
+            first.remember("I collect old maps")
+            raise RuntimeError("abandoned")
+        with first.store.transaction(first.user):
+            first._search.terms.sync(first.store)  # reloaded, up to the write before
+        made = second.remember("I play chess with my brother").fact  # takes that number
+        result = first.remember("I play chess with my brother on Fridays")
+        assert (result.action, result.merged_into) == ("merged", made.id)
+
+
+def test_own_filings_are_taken_without_reading_them_back(tmp_path):
+    with memory(tmp_path / "m.db") as m:
+        m.remember("I water the garden on Sundays")
+        terms = m._search.terms
+        reads = []
+        original = m.store.terms_of
+        m.store.terms_of = lambda ids: reads.append(ids) or original(ids)
+        made = m.remember("I play chess with my brother").fact
+        result = m.remember("I play chess with my brother on Fridays")
+        assert (result.action, result.merged_into) == ("merged", made.id)
+        assert not reads
+        assert set(terms.held[terms.number[made.id]]) == index_terms(made.text)
 
 
 def test_postings_move_into_memory_after_a_few_writes(tmp_path):

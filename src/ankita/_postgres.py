@@ -134,6 +134,7 @@ class PostgresStore(SQLStore):
             raise StoreError("PostgreSQL needs psycopg: pip install 'ankita[postgres]'")
         self.path = _redact(url)
         self._depth = 0
+        self.own_filings = {}
         try:
             self.db = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
@@ -226,7 +227,7 @@ class PostgresStore(SQLStore):
             raise StoreError(describe(self.path, exc)) from exc
 
     def _rollback(self) -> None:
-        self.rollbacks += 1
+        self._rolled_back()
         with contextlib.suppress(psycopg.Error):
             self.db.execute("ROLLBACK")
 

@@ -86,6 +86,21 @@ class SQLStore:
     # Transactions of this connection rolled back so far: an in-memory copy that read rows
     # inside one must read them again, since their sequence numbers may be reused.
     rollbacks: int = 0
+    # This connection's own filings of postings since its last rollback, by their number in
+    # the log: (user, fact id, its terms; none once it is gone). Its in-memory copies take
+    # them from here instead of reading back what it has just written (`_terms.TermIndex`).
+    own_filings: dict[int, tuple[str, str, frozenset[str]]]
+    OWN_FILINGS_MAX = 4096
+    last_logged = 0  # the number of this connection's last change in the log
+
+    def _rolled_back(self) -> None:
+        self.rollbacks += 1
+        self.own_filings.clear()  # their numbers may be handed out again
+        self.last_logged = 0
+
+    def data_version(self) -> int | None:
+        """A number that changes whenever another connection commits, if the backend has one."""
+        return None
 
     # -- what each backend provides -------------------------------------------------------
 
@@ -264,16 +279,27 @@ class SQLStore:
         """File the fact under its candidate-search terms (docs/scale.md)."""
         from ._index import index_terms
 
+        # Every caller files a new fact, or one whose postings it has just deleted: so these
+        # are all of the fact's postings.
+        terms = index_terms(text)
         self._run_many('INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?) '
-                       "ON CONFLICT DO NOTHING",
-                       [(user, term, fact_id) for term in sorted(index_terms(text))])
+                       "ON CONFLICT DO NOTHING", [(user, term, fact_id) for term in sorted(terms)])
         if logged:
-            self._log_terms(user, fact_id)
+            self._log_terms(user, fact_id, terms)
 
-    def _log_terms(self, user: str | None, fact_id: str | None) -> None:
+    def _log_terms(self, user: str | None, fact_id: str | None,
+                   terms: frozenset[str] | None = None) -> None:
         """Note that a fact's postings changed (None: every fact's, of every user), for the
-        in-memory copies of other connections (`_terms.TermIndex`)."""
-        self._run('INSERT INTO term_changes ("user", fact_id) VALUES (?, ?)', (user, fact_id))
+        in-memory copies of other connections (`_terms.TermIndex`); and, if `terms` says what
+        they are now, for this connection's."""
+        seq = self._run('INSERT INTO term_changes ("user", fact_id) VALUES (?, ?) RETURNING seq',
+                        (user, fact_id)).fetchone()[0]
+        self.last_logged = seq
+        if user is not None and fact_id is not None and terms is not None:
+            own = self.own_filings
+            own[seq] = (user, fact_id, terms)
+            if len(own) > self.OWN_FILINGS_MAX:
+                del own[next(iter(own))]  # the oldest: a copy missing one reads the log
 
     def term_changes(self, user: str, since: int) -> list[tuple[int, str | None]]:
         """(seq, fact id) of every change to the user's postings after `since`, in order; a
@@ -309,7 +335,7 @@ class SQLStore:
         self._run("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
         self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
         if row:
-            self._log_terms(row[0], fact_id)
+            self._log_terms(row[0], fact_id, frozenset())
         self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
 
     def postings(self, user: str, terms: Sequence[str],

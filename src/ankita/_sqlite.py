@@ -257,6 +257,7 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._depth = 0
+        self.own_filings = {}
         self._checkpointer: _Checkpointer | None = None
         if self.path != ":memory:":
             try:
@@ -344,7 +345,7 @@ class SQLiteStore(SQLStore):
             yield self
         except BaseException:
             self._depth = 0
-            self.rollbacks += 1
+            self._rolled_back()
             if self.db.in_transaction:  # SQLite may already have rolled back (disk full)
                 self.db.execute("ROLLBACK")
             raise
@@ -352,7 +353,7 @@ class SQLiteStore(SQLStore):
         try:
             self._retry(lambda: self.db.execute("COMMIT"))
         except BaseException as exc:
-            self.rollbacks += 1
+            self._rolled_back()
             if self.db.in_transaction:
                 self.db.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
@@ -360,6 +361,9 @@ class SQLiteStore(SQLStore):
             raise
         if self._checkpointer is not None:
             self._checkpointer.committed()
+
+    def data_version(self) -> int | None:
+        return int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
     def close(self) -> None:
         if self._checkpointer is not None:

@@ -28,6 +28,7 @@ class TermIndex:
         self.seq: int | None = None  # the last change read; None until loaded
         self.load_seconds = 0.0  # what the last full load took (`ankita bench` reports it)
         self.rollbacks = 0  # the store's count of rollbacks when last caught up
+        self.version: int | None = None  # the store's `data_version` when last caught up
         self.number: dict[str, int] = {}  # fact id -> its number here
         self.ids: list[str] = []
         self.held: list[tuple[str, ...]] = []  # by fact number: its terms
@@ -45,13 +46,24 @@ class TermIndex:
         """Catch up with the store: load it all the first time (or after a rollback of this
         connection, whose rows this copy may have read), else apply the facts changed since."""
         if self.seq is not None and self.rollbacks == store.rollbacks:
+            # Read before the log: a commit in between is then read again next time.
+            version = store.data_version()
+            if version is not None and version == self.version and self._own_since(store):
+                return
+            self.version = version
             changes = store.term_changes(self.user, self.seq)
             if not changes:
                 return
             if all(fact_id is not None for _, fact_id in changes):
-                changed = sorted({fact_id for _, fact_id in changes if fact_id is not None})
-                terms: dict[str, set[str]] = {fact_id: set() for fact_id in changed}
-                for fact_id, term in store.terms_of(changed):
+                # Each fact as its last change left it: this connection's filing if it made
+                # that change, else what the store holds now.
+                last = {fact_id: seq for seq, fact_id in changes if fact_id is not None}
+                own = store.own_filings
+                terms = {fact_id: set(own[seq][2]) for fact_id, seq in last.items()
+                         if seq in own and own[seq][1] == fact_id}
+                unknown = sorted(last.keys() - terms.keys())
+                terms.update((fact_id, set()) for fact_id in unknown)
+                for fact_id, term in store.terms_of(unknown) if unknown else ():
                     terms[fact_id].add(term)
                 for fact_id, held in terms.items():
                     self._put(fact_id, held)
@@ -59,10 +71,28 @@ class TermIndex:
                 return
         self._load(store)
 
+    def _own_since(self, store: SQLStore) -> bool:
+        """No other connection has committed since the last catch-up, so every change since is
+        this connection's: apply them from its own filings, if it holds each one."""
+        assert self.seq is not None
+        own, newest = store.own_filings, store.last_logged
+        if newest <= self.seq:
+            return True
+        wanted = range(self.seq + 1, newest + 1)
+        if any(seq not in own for seq in wanted):
+            return False
+        for seq in wanted:
+            user, fact_id, terms = own[seq]
+            if user == self.user:
+                self._put(fact_id, set(terms))
+        self.seq = newest
+        return True
+
     def _load(self, store: SQLStore) -> None:
         # Read before the postings: a change made meanwhile is applied again, which is
         # harmless, rather than missed.
         start = time.perf_counter()
+        version = store.data_version()
         seq, rollbacks = store.last_term_change(), store.rollbacks
         self.__init__(self.user, self.fresh_max)  # type: ignore[misc]
         held: dict[str, list[str]] = {}
@@ -84,7 +114,7 @@ class TermIndex:
                 facts_of[term] = n
             held.setdefault(fact_id, []).append(term)
         self.held = [tuple(held[fact_id]) for fact_id in ids]
-        self.seq, self.rollbacks = seq, rollbacks
+        self.seq, self.rollbacks, self.version = seq, rollbacks, version
         self.load_seconds = time.perf_counter() - start
 
     def _put(self, fact_id: str, terms: set[str]) -> None:
