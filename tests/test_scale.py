@@ -88,6 +88,14 @@ def test_index_and_exhaustive_decide_identically_with_vectors(tmp_path, seed):
     assert run_both(tmp_path, 100 + seed, 150, embedder=Letters()) == 150
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_the_vector_bound_keeps_every_decision(tmp_path, seed, monkeypatch):
+    # From the 20th vector on, searches read whole only the rows their bound lets through.
+    monkeypatch.setattr("ankita._vectors.BASIS_MIN", 20)
+    monkeypatch.setattr("ankita._vectors.RANK", 4)
+    assert run_both(tmp_path, 300 + seed, 150, embedder=Letters()) == 150
+
+
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
 @pytest.mark.parametrize("earlier,later,check", [
     # No shared word: only cosine relates them, as the frame of the opposites ("after" is a

@@ -5,7 +5,7 @@ import struct
 import numpy as np
 
 from ankita import Memory
-from ankita._vectors import Nearby, VectorIndex
+from ankita._vectors import Narrow, Nearby, VectorIndex
 from test_write import Letters
 
 TEXTS = ["I use Postgres", "My sister lives in Lyon", "I prefer dark mode", "Coffee at nine",
@@ -112,3 +112,87 @@ def test_planned_writes_read_every_row_as_single_searches_do(db_path):
         assert added not in before and len(before) == 7
         planned.plan([])
         assert planned._ahead == {} and planned._planned == {}
+
+
+WORDS = ["postgres", "lyon", "sister", "coffee", "sunday", "miso", "bakery", "olives",
+         "friday", "zebra", "quartz", "jukebox", "waffle", "kayak", "vixen", "gym"]
+
+
+def _store_of(path, count):
+    """A store of `count` facts of 1-3 random words, with vectors of letter counts."""
+    import random
+
+    rng = random.Random(5)
+    with Memory(path, embedder=Letters(), detect_disagreement=False, dedup_threshold=1.0,
+                conflict_threshold=1.0) as m:
+        for n in range(count):
+            words = rng.sample(WORDS, rng.randint(1, 3))
+            kind = "tool" if n % 5 == 0 else "fact"
+            m.remember(" ".join(words) + f" number{n}", kind=kind)
+    return path
+
+
+def test_the_bound_skips_rows_and_keeps_every_search_exact(tmp_path):
+    """Once an index holds `basis_min` rows, a search with a floor reads whole only the rows
+    whose bound from a few directions reaches it; every search finds what a full pass finds.
+    Three directions of 26 leave most of each row out, so the bound is loose here and both
+    paths (rows skipped, blocks read whole) are taken."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ankita._sqlite import SQLiteStore
+
+    store = SQLiteStore(str(_store_of(tmp_path / "m.db", 60)))
+    user = "default"
+    full = VectorIndex(user, "letters", flag="q:", tag_prefixes=("p:",), block=8,
+                       basis_min=10**9)
+    bounded = VectorIndex(user, "letters", flag="q:", tag_prefixes=("p:",), block=8,
+                          basis_min=40, rank=3)
+    full.sync(store)
+    bounded.sync(store)
+    assert bounded.basis is not None and full.basis is None
+    kinds = {}
+    skipped = []
+
+    def read_kinds():
+        kinds.update(store._run("SELECT id, kind FROM facts").fetchall())
+
+    read_kinds()
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+           st.floats(-0.2, 1.0), st.floats(-0.2, 1.0), st.sampled_from(["fact", "tool"]),
+           st.booleans())
+    def run(words, line, merge_line, kind, every):
+        probes = Letters().embed_batch([" ".join(words), words[0]])
+        narrow = Narrow(max(line, merge_line), kind, frozenset(), every=every)
+        for index in (full, bounded):
+            index._last = None
+        every_score = full.above(probes, -1.0)
+        for chosen in (None, narrow):
+            got, want = bounded.above(probes, line, chosen), full.above(probes, line, chosen)
+            assert got.keys() == want.keys()
+            assert all(abs(got[k] - want[k]) < 1e-5 for k in want)
+            # The definition: at or above the line, and below `narrow`'s line only a fact of
+            # its kind (no fact here carries the flag or a tag).
+            assert want.keys() == {i for i, cos in every_score.items() if cos >= line and (
+                chosen is None or cos >= chosen.line or (every and kinds[i] == kind))}
+        skipped.append(int((bounded._last[2] == -1.0).sum()))
+        near, near_full = bounded.nearby(probes[0], line), full.nearby(probes[0], line)
+        assert near.best(5) == near_full.best(5)
+        assert bounded.closest(probes, kind, line, 4) == full.closest(probes, kind, line, 4)
+
+    try:
+        run()
+        # Later rows are projected too, on the directions found before.
+        with Memory(store.path, embedder=Letters(), detect_disagreement=False,
+                    dedup_threshold=1.0, conflict_threshold=1.0) as m:
+            for n in range(12):
+                m.remember(f"{WORDS[n]} {WORDS[-n]} later{n}")
+        full.sync(store)
+        bounded.sync(store)
+        read_kinds()
+        run()
+    finally:
+        store.close()
+    assert max(skipped) > 0  # the bound did skip rows

@@ -18,6 +18,12 @@ from ._sql import SQLStore
 
 BLOCK = 4096  # rows per block: growing adds a block and never copies the ones before
 AHEAD = 48  # probes of planned writes scored together in one pass over the matrix
+# With this many rows, a search with a floor first bounds every row's cosine from a few
+# directions, and reads whole only the rows whose bound reaches the floor (`_bounded`).
+BASIS_MIN = 8192
+RANK = 64  # directions of the bound: 1/6 of the matrix's bytes for 384 dimensions
+SAMPLE = 4096  # rows the directions are found from
+MARGIN = 1e-3  # far above float32 error in the bound, so that no row above the floor is lost
 
 
 @dataclass(frozen=True)
@@ -71,10 +77,28 @@ class Nearby:
         return score if score >= self.floor else None
 
 
+def _extent(floor: Any) -> tuple[float, float]:
+    """The lowest and highest of a floor given as one number or one a row."""
+    import numpy as np
+
+    if np.ndim(floor) == 0:
+        return float(floor), float(floor)
+    return (float(np.min(floor)), float(np.max(floor))) if len(floor) else (0.0, 0.0)
+
+
 class VectorIndex:
     def __init__(self, user: str, model: str, flag: str = "",
-                 tag_prefixes: Sequence[str] = (), block: int = BLOCK) -> None:
+                 tag_prefixes: Sequence[str] = (), block: int = BLOCK,
+                 basis_min: int | None = None, rank: int | None = None) -> None:
         self.user, self.model, self.block = user, model, block
+        # The bound (`_bounded`): `rank` orthonormal directions (dim x rank, found from the
+        # rows once there are `basis_min`), each row's coordinates along them, and the length
+        # of what they leave out of the row.
+        self.basis_min = BASIS_MIN if basis_min is None else basis_min
+        self.rank = RANK if rank is None else rank
+        self.basis: Any = None
+        self.coords: list[Any] = []  # numpy arrays (block x rank)
+        self.rest: list[Any] = []  # numpy float32 per block
         # Index terms kept beside the rows: one exact term as a flag, and every term under
         # one of the prefixes as a tag.
         self.flag, self.tag_prefixes = flag, tuple(tag_prefixes)
@@ -90,7 +114,7 @@ class VectorIndex:
         self.rows_tagged: dict[str, set[int]] = {}
         # The last query's cosines: a write searches twice with the same probes (candidates,
         # then the judge's closest facts), and one pass over the matrix serves both.
-        self._last: tuple[tuple[bytes, int, int], Any] | None = None
+        self._last: tuple[tuple[bytes, int, int], float, Any] | None = None
         # An import's coming writes (`plan`): their probes in order, the scores already
         # computed for some of them (rows scored, renewals seen then, scores), and the rows
         # renewed since the plan was made.
@@ -124,6 +148,10 @@ class VectorIndex:
                     self.blocks.append(np.zeros((self.block, self.dim), dtype=np.float32))
                     self.kinds.append(np.full(self.block, -1, dtype=np.int32))
                     self.flags.append(np.zeros(self.block, dtype=bool))
+                    if self.basis is not None:
+                        self.coords.append(np.zeros((self.block, self.basis.shape[1]),
+                                                    dtype=np.float32))
+                        self.rest.append(np.zeros(self.block, dtype=np.float32))
                 self.ids.append(fact_id)
                 self.row_of[fact_id] = row
             else:
@@ -135,7 +163,40 @@ class VectorIndex:
             self.kinds[row // self.block][row % self.block] = code
             changed.append(row)
             self.seq = seq
+        if self.basis is None and len(self.ids) >= self.basis_min:
+            self._find_basis()
+        elif self.basis is not None:
+            self._project(changed)
         self._tag(store, changed, renewed, first=len(changed) == len(self.ids))
+
+    def _find_basis(self) -> None:
+        """The directions that hold most of the rows (from an even sample of them), and every
+        row's coordinates along them. Any orthonormal directions keep the bound true; these
+        keep it tight, and are kept as rows come, which may make it a little looser."""
+        import numpy as np
+
+        picked = np.arange(0, len(self.ids), max(1, len(self.ids) // SAMPLE))
+        sample = np.concatenate([self.blocks[b][picked[picked // self.block == b] % self.block]
+                                 for b in range(len(self.blocks))]).astype(np.float64)
+        rank = min(self.rank, self.dim or 0, len(sample))
+        _, _, vt = np.linalg.svd(sample, full_matrices=False)
+        self.basis = np.ascontiguousarray(vt[:rank].T, dtype=np.float32)
+        self.coords = [np.zeros((self.block, rank), dtype=np.float32) for _ in self.blocks]
+        self.rest = [np.zeros(self.block, dtype=np.float32) for _ in self.blocks]
+        self._project(range(len(self.ids)))
+
+    def _project(self, rows: Sequence[int]) -> None:
+        """Coordinates and left-out length of these rows (unit vectors)."""
+        import numpy as np
+
+        by_block: dict[int, list[int]] = {}
+        for row in rows:
+            by_block.setdefault(row // self.block, []).append(row % self.block)
+        for b, local in by_block.items():
+            at = np.asarray(local, dtype=np.int64)
+            coords = self.blocks[b][at] @ self.basis
+            self.coords[b][at] = coords
+            self.rest[b][at] = np.sqrt(np.maximum(0.0, 1.0 - (coords * coords).sum(axis=1)))
 
     def _tag(self, store: SQLStore, rows: list[int], renewed: list[int], first: bool) -> None:
         """Read the flag and tags of these rows' facts (forgetting what `renewed` rows held).
@@ -171,22 +232,22 @@ class VectorIndex:
             return {}
         tagged = self._tagged(narrow.tags) if narrow is not None and not narrow.every else None
         dropped = self._tagged(narrow.drop) if narrow is not None and narrow.drop else None
-        found: dict[str, float] = {}
-        every = self._scores(qt, planned=True)
-        for b in range(len(self.blocks)):
-            start, used = b * self.block, self._used(b)
-            scores = every[start:start + used]
-            keep = scores >= line
-            if narrow is not None:
+        # Each row's own floor: the line if `narrow` lets it through below its line, else
+        # that line; none for a dropped row. The bound then skips most rows whole.
+        floors: Any = line
+        if narrow is not None:
+            floors = np.empty(len(self.ids), dtype=np.float32)
+            for b in range(len(self.blocks)):
+                start, used = b * self.block, self._used(b)
                 allowed = self.kinds[b][:used] == self.kind_code.get(narrow.kind, -2)
                 if tagged is not None:
                     allowed &= self.flags[b][:used] | tagged[start:start + used]
-                keep &= (scores >= narrow.line) | allowed
+                floors[start:start + used] = np.where(allowed, line, max(line, narrow.line))
                 if dropped is not None:
-                    keep &= ~dropped[start:start + used]
-            for i in np.nonzero(keep)[0]:
-                found[self.ids[start + int(i)]] = float(scores[i])
-        return found
+                    floors[start:start + used][dropped[start:start + used]] = np.inf
+        every = self._scores(qt, planned=True, floor=floors)
+        keep = every >= floors
+        return {self.ids[int(i)]: float(every[i]) for i in np.nonzero(keep)[0]}
 
     def nearby(self, vector: list[float], floor: float) -> Nearby:
         """Every row's cosine with `vector`, read through a floor."""
@@ -195,7 +256,7 @@ class VectorIndex:
         qt = self._query([vector])
         if qt is None:
             return Nearby([], np.zeros(0), {}, floor)
-        return Nearby(self.ids, self._scores(qt), self.row_of, floor)
+        return Nearby(self.ids, self._scores(qt, floor=floor), self.row_of, floor)
 
     def closest(self, vectors: Sequence[list[float]], kind: str, floor: float,
                 count: int) -> list[str]:
@@ -208,7 +269,7 @@ class VectorIndex:
         code = self.kind_code.get(kind)
         if qt is None or code is None:
             return []
-        scores = self._scores(qt, planned=True)
+        scores = self._scores(qt, planned=True, floor=floor - 1e-4)
         kinds = np.concatenate([k[:self._used(b)] for b, k in enumerate(self.kinds)])
         rows = np.nonzero((kinds == code) & (scores >= floor - 1e-4))[0]
         if len(rows) > count:
@@ -227,16 +288,19 @@ class VectorIndex:
             if qt is not None:
                 self._planned.setdefault(qt.tobytes(), qt)
 
-    def _scores(self, qt: Any, planned: bool = False) -> Any:
-        """Every row's highest cosine with the probes `qt` (remembered for the next call).
+    def _scores(self, qt: Any, planned: bool = False, floor: Any = float("-inf")) -> Any:
+        """Every row's highest cosine with the probes `qt`, exact at or above `floor` (one
+        number, or one a row); below it, a row may hold any number below its floor
+        (remembered for the next call).
         A `planned` search (a write's candidates) may use scores computed ahead in one pass
         with other probes; float32 sums in another order differ by far less than the 1e-4
         that every candidate search leaves below its line."""
         import numpy as np
 
         key = (qt.tobytes(), len(self.ids), self.seq)
-        if self._last is not None and self._last[0] == key:
-            return self._last[1]
+        lowest, highest = _extent(floor)
+        if self._last is not None and self._last[0] == key and self._last[1] <= lowest:
+            return self._last[2]
         if planned and key[0] in self._planned:
             rows, renewals, scores = self._from_plan(key[0])
             # Rows added since, and rows whose vector was renewed since, are scored now.
@@ -245,9 +309,41 @@ class VectorIndex:
             for row in set(self._renewed[renewals:]):
                 if row < rows:
                     scores[row] = self._rows_scores(qt, row, row + 1)[0]
+            highest = float("-inf")  # every row's is exact
         else:
-            scores = self._rows_scores(qt, 0, len(self.ids))
-        self._last = (key, scores)
+            scores = self._bounded(qt, floor)
+            if scores is None:
+                scores, highest = self._rows_scores(qt, 0, len(self.ids)), float("-inf")
+        # Exact for any later search whose floor is at least every row's floor here.
+        self._last = (key, highest, scores)
+        return scores
+
+    def _bounded(self, qt: Any, floor: Any) -> Any:
+        """Every row's highest cosine with `qt` where it may reach `floor`, else -1; None when
+        the bound would not save a pass over the matrix.
+
+        For unit vectors split into their parts along the directions and the rest, the cosine
+        is the product of the parts along them plus that of the rests, which is at most the
+        product of the rests' lengths. So that sum bounds each row's cosine from `rank`
+        numbers a row, and only the rows whose bound reaches the floor are read whole."""
+        import numpy as np
+
+        if self.basis is None or (not np.ndim(floor) and floor == float("-inf")):
+            return None
+        along = self.basis.T @ qt  # rank x probes
+        left = np.sqrt(np.maximum(0.0, 1.0 - (along * along).sum(axis=0)))
+        scores = np.full(len(self.ids), -1.0, dtype=np.float32)
+        for b, block in enumerate(self.blocks):
+            used = self._used(b)
+            bound = (self.coords[b][:used] @ along + np.outer(self.rest[b][:used], left)
+                     ).max(axis=1)
+            start = b * self.block
+            low = floor[start:start + used] if np.ndim(floor) else floor
+            rows = np.nonzero(bound >= low - MARGIN)[0]
+            if len(rows) > used // 2:  # gathering them would cost more than the block
+                scores[start:start + used] = (block[:used] @ qt).max(axis=1)
+            elif len(rows):
+                scores[start + rows] = (block[rows] @ qt).max(axis=1)
         return scores
 
     def _from_plan(self, key: bytes) -> tuple[int, int, Any]:
