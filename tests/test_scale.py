@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ankita import AnkitaError, Embedder, Memory, Settings
 from ankita._bench import _embed_rate, _parts, run_size
 from ankita._decision import compare_texts
+from ankita._index import index_terms
 from conftest import fresh_schema
 from factgen import facts
 from test_write import Letters
@@ -147,6 +148,25 @@ def test_index_and_exhaustive_decide_identically_on_postgres(postgres_url, seed,
     n = 150 if vectors else 250
     assert run_both(None, 200 + seed, n, embedder=Letters() if vectors else None,
                     locations=where, index=index) == n
+
+
+@pytest.mark.parametrize("mode", ["index", "exhaustive"])
+def test_two_facts_that_only_end_something_meet_on_no_slot(tmp_path, mode):
+    """Two endings in one frame both hold ("I quit working on Apollo" / "... on Zephyr"): no
+    `value` finding, so a fact that only ends something skips the slots of such facts."""
+    with Memory(tmp_path / "m.db", embedder="none", candidate_search=mode) as m:
+        ended = m.remember("I quit working on Apollo", kind="work").fact
+        with m.store.transaction(m.user) as store:
+            found = {f.id for f in m._search.candidates(store, "I quit working on Zephyr",
+                                                        "work", [], None)}
+        assert (ended.id in found) == (mode == "exhaustive")
+        # A fact that does not only end something still asks the slots of those that do.
+        assert m._search._question("I quit working on Zephyr now", "work").slot_fields == (
+            "s:", "se:")
+        assert m._search._question("I quit working on Zephyr", "work").slot_fields == ("s:",)
+        assert "se:" in {t[:3] for t in index_terms(ended.text)}
+        result = m.remember("I quit working on Zephyr", kind="work")
+        assert result.action == "created" and not result.conflicts_with
 
 
 def test_index_sees_facts_written_by_another_connection(tmp_path):

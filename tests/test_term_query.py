@@ -9,6 +9,8 @@ of others, and are often longer than a run (`_index.RUN`).
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,12 +38,15 @@ asks = st.builds(Ask, st.lists(st.sampled_from(FIELDS), min_size=0, max_size=2, 
                  st.integers(0, 3), st.booleans())
 slots = st.lists(st.tuples(st.sampled_from(("k1", "k2")), st.frozensets(words, max_size=2)),
                  max_size=2).map(tuple)
+SLOT_FIELDS = ("s:", "se:")
 questions = st.lists(st.builds(Question, st.lists(asks, max_size=4).map(tuple),
                                st.lists(asks.map(lambda a: Ask(a.fields, a.groups, a.at_least)),
-                                        max_size=2).map(tuple), slots),
+                                        max_size=2).map(tuple), slots,
+                               st.sampled_from([SLOT_FIELDS, SLOT_FIELDS[:1]])),
                      min_size=1, max_size=2).map(tuple)
 terms = st.one_of(st.builds(lambda f, w: f + w, st.sampled_from(FIELDS), words),
-                  st.builds(lambda k, w: f"s:{k}#{w}", st.sampled_from(("k1", "k2")), words))
+                  st.builds(lambda f, k, w: f"{f}{k}#{w}", st.sampled_from(SLOT_FIELDS),
+                            st.sampled_from(("k1", "k2")), words))
 FACTS = [f"f{i}" for i in range(4)]
 postings = st.lists(st.tuples(st.sampled_from(FACTS), terms), max_size=40, unique=True)
 
@@ -68,8 +73,8 @@ def defined(rows: list[tuple[str, str]], question_set: tuple[Question, ...]) -> 
             if any(meets(ts, a) and (not a.same_name or fact_id in named)
                    for a in question.asks):
                 found.add(fact_id)
-            for key, skip in question.slots:
-                head = f"s:{key}#"
+            for (key, skip), field in itertools.product(question.slots, question.slot_fields):
+                head = f"{field}{key}#"
                 if any(head <= t < head + TOP and t[len(head):] not in skip for t in ts):
                     found.add(fact_id)
     return found
@@ -182,12 +187,15 @@ def test_a_slot_key_counts_every_tag_but_the_writes_own_words(db):
     """The store leaves out the tags every clause asking for the key excludes, and only those."""
     store = PostgresStore(db) if db.startswith("postgresql") else SQLiteStore(db)
     rows = [("f1", "s:k1#with"), ("f2", "s:k1#for"), ("f3", "s:k1#a"), ("f4", "s:k2#with"),
-            ("f5", "s:k1#")]
+            ("f5", "s:k1#"), ("f6", "se:k1#a")]
     one, other = Question((), (), (("k1", frozenset({"with"})),)), \
         Question((), (), (("k1", frozenset({"for"})),))
+    # A fact that only ends something asks no slot filed by another such fact.
+    ending = Question((), (), (("k1", frozenset({"with"})),), ("s:",))
     try:
-        for question_set, expected in [((one,), {"f2", "f3", "f5"}),
-                                       ((one, other), {"f1", "f2", "f3", "f5"})]:
+        for question_set, expected in [((one,), {"f2", "f3", "f5", "f6"}),
+                                       ((one, other), {"f1", "f2", "f3", "f5", "f6"}),
+                                       ((ending,), {"f2", "f3", "f5"})]:
             check(store, rows, question_set)
             assert answered(store, question_set) == expected
     finally:

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 
 from ._config import Settings
 from ._index import (
+    ENDED_SLOT,
     OPPOSITE_TAG,
     POLAR_FLAG,
+    SLOT,
     SUBJECT_TAG,
     Ask,
     Group,
@@ -145,7 +147,9 @@ class CandidateSearch:
             if dedup < 1:
                 asks.append(Ask(("c:",), groups,
                                 max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
-        return Question(tuple(asks), tuple(names), lookup.slots)
+        # A fact that only ends something makes no `value` finding with another such fact.
+        return Question(tuple(asks), tuple(names), lookup.slots,
+                        (SLOT,) if lookup.ends else (SLOT, ENDED_SLOT))
 
     def plan(self, store: SQLStore, model: str, probe_sets: Sequence[Sequence[list[float]]]
              ) -> None:

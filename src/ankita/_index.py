@@ -53,13 +53,17 @@ from ._text import (
     tokens,
 )
 
+SLOT = "s:"  # a span a `value` finding could be read from
+# The same, for a fact whose change only ends something ("I quit working on X"): two such facts
+# never make a `value` finding (`_disagree.check_value`), so such a new fact skips them.
+ENDED_SLOT = "se:"
 POLAR_FLAG = "q:"  # filed if the fact negates or states a change
 OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
 SUBJECT_TAG = "u:"  # filed under who the fact is about, when its first words say (`subject`)
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "13"
+ANALYZER_VERSION = "14"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -164,7 +168,8 @@ def _unit_terms(text: str) -> frozenset[str]:
     for cls in short_classes(text):
         fields += [f"h{cls}:", f"ho{cls}:"] if open_ else [f"h{cls}:"]
     return frozenset({f + w for f in fields for w in words}
-                     | {"s:" + k for k in value_slot_keys(text)}
+                     | {(ENDED_SLOT if only_ends(text) else SLOT) + k
+                        for k in value_slot_keys(text)}
                      | {"a:" + k for k in attribute_keys(text)}
                      | {"n:" + w for w in firm_names(text)}
                      | {"r:" + run for run in acronyms(text)}
@@ -208,6 +213,7 @@ class Lookup:
     short: int | None  # `short_core`: its core size if it is short (`short_partners`)
     shifts: bool  # negates or states a change
     named: bool  # holds a firm name
+    ends: bool  # states a change that only ends something (`only_ends`)
     opposed: frozenset[str]  # word forms whose opposite it holds (`opposed_forms`)
 
 
@@ -253,7 +259,8 @@ def lookup_for(text: str) -> Lookup:
                               frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
-                  short_core(text), _shifts(text), named(text), opposed_forms(text))
+                  short_core(text), _shifts(text), named(text), only_ends(text),
+                  opposed_forms(text))
 
 
 # A stored term extends a prefix when it sorts in [prefix, prefix + U+10FFFF): code point order,
@@ -295,11 +302,13 @@ def reads(field: str, group: Group) -> tuple[list[str], list[Run]]:
 class Question:
     """Everything one text asks the index (`_candidates`): facts answering one of `asks`, where
     an ask marked `same_name` counts only facts that answer one of `names`; and facts filed
-    under `s:<key>#<tag>` for one of `slots`' keys, with a tag that is not one of its words."""
+    under `<field><key>#<tag>`, for one of `slot_fields` and one of `slots`' keys, with a tag
+    that is not one of its words."""
 
     asks: tuple[Ask, ...]
     names: tuple[Ask, ...] = ()
     slots: tuple[tuple[str, frozenset[str]], ...] = ()
+    slot_fields: tuple[str, ...] = (SLOT, ENDED_SLOT)
 
 
 class TermQuery:
@@ -338,10 +347,11 @@ class TermQuery:
                             ranges.setdefault((run.low, run.high), []).append(
                                 (target, run, frozenset()))
             for key, words in question.slots:
-                head = f"s:{key}#"
-                # Every tag of the key but our words' (a slot asked twice: either's rule).
-                ranges.setdefault((head, head + _TOP), []).append(
-                    (self.FOUND, None, frozenset(head + w for w in words)))
+                for field in question.slot_fields:
+                    head = f"{field}{key}#"
+                    # Every tag of the key but our words' (a slot asked twice: either's rule).
+                    ranges.setdefault((head, head + _TOP), []).append(
+                        (self.FOUND, None, frozenset(head + w for w in words)))
         # Postings of a term that only finds candidates are read without the term: the store
         # returns each fact once, however many such terms it is filed under.
         self.found_terms = sorted(t for t, targets in exact.items() if targets == {self.FOUND})
