@@ -273,10 +273,9 @@ class SQLiteStore(SQLStore):
             self.db.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
                 self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            if self.path != ":memory:":
                 self._checkpointer = _Checkpointer(self.path)
                 self.db.execute(f"PRAGMA wal_autocheckpoint = {_Checkpointer.FALLBACK_PAGES}")
+            self.db.execute("PRAGMA synchronous = NORMAL")
             self._retry(self._migrate)
             self.refresh_terms()
         except sqlite3.Error as exc:
