@@ -169,6 +169,27 @@ def test_two_facts_that_only_end_something_meet_on_no_slot(tmp_path, mode):
         assert result.action == "created" and not result.conflicts_with
 
 
+@pytest.mark.parametrize("mode", ["index", "exhaustive"])
+def test_two_named_changes_meet_only_through_a_name(tmp_path, mode):
+    """Two facts that each hold a name the other lacks and each state a change make no
+    change-of-state finding, so the name rule keeps them apart; a named fact that states no
+    change still meets a named change ("My friend is called Zeni" / "My friend Kalo moved")."""
+    with Memory(tmp_path / "m.db", embedder="none", candidate_search=mode) as m:
+        moved = m.remember("My friend Zeni moved to Maloburg", kind="location").fact
+        called = m.remember("My friend is called Zeni", kind="location").fact
+        both = m.remember("My friend Vera moved to Osloburg, I live in Oslo",
+                          kind="location").fact
+        new = "My friend Kalo moved to Tebuburg"
+        with m.store.transaction(m.user) as store:
+            found = {f.id for f in m._search.candidates(store, new, "location", [], None)}
+        # A fact with a clause that states no change is not flagged, so it is still asked.
+        assert found >= {called.id, both.id}
+        assert (moved.id in found) == (mode == "exhaustive")
+        assert "nq:" in index_terms(moved.text) and "nq:" not in index_terms(both.text)
+        result = m.remember(new, kind="location")
+        assert result.action == "conflict" and result.conflicts_with == (called.id,)
+
+
 def test_index_sees_facts_written_by_another_connection(tmp_path):
     with Memory(tmp_path / "m.db", embedder=Letters()) as first, \
             Memory(tmp_path / "m.db", embedder=Letters()) as second:

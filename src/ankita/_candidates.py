@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ._config import Settings
 from ._index import (
     ENDED_SLOT,
+    NAMED_CHANGE,
     OPPOSITE_TAG,
     POLAR_FLAG,
     SLOT,
@@ -126,14 +127,23 @@ class CandidateSearch:
                 and dedup > SHORT_LINK_SCORE):
             # Outside the bounds docs/scale.md proves for: every fact sharing a word.
             asks.append(Ask(("c:",), groups))
-        elif not lookup.named:
+        elif not lookup.named and not lookup.names_a_change:
             # Two shared words, or one with a short fact of a partner class.
             asks += [Ask(("c:",), groups, 2), Ask(short, groups)]
         else:
             # A fact holding a name this one lacks, while this one holds a name it lacks, is
             # about something else: it counts only if it holds one of our names, we hold
             # one of its names, or it could reach the merge line on shared words alone.
-            asks += [Ask(("o:",), groups, 2), Ask(tuple(f"ho{c}:" for c in partners), groups)]
+            # The rule holds between named facts (filed without `o:`), and between two facts
+            # that each hold a name and state a change (`NAMED_CHANGE`); a named change that
+            # replaces a value ("moved") may still meet a named fact that states none.
+            unless = NAMED_CHANGE if lookup.names_a_change else None
+            if lookup.named:
+                asks += [Ask(("o:",), groups, 2, unless=unless),
+                         Ask(tuple(f"ho{c}:" for c in partners), groups, unless=unless)]
+            else:
+                asks += [Ask(("c:",), groups, 2, unless=unless),
+                         Ask(short, groups, unless=unless)]
             # One of its names is one of our words, or one of ours one of its words: that
             # name is a shared word, and the rule of two shared words (or one with a short
             # partner) still holds.

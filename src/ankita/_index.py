@@ -60,10 +60,13 @@ ENDED_SLOT = "se:"
 POLAR_FLAG = "q:"  # filed if the fact negates or states a change
 OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
 SUBJECT_TAG = "u:"  # filed under who the fact is about, when its first words say (`subject`)
+# Filed if every clause of the fact holds a firm name and states a change (`names_a_change`):
+# two such facts never meet through a change of state, so the name rule holds between them.
+NAMED_CHANGE = "nq:"
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "14"
+ANALYZER_VERSION = "15"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -87,6 +90,14 @@ def named(text: str) -> bool:
     such a fact is open to every fact sharing its words. An ending ("I quit working on
     Apollo") names what ended, and the name rule holds for it."""
     return bool(firm_names(text)) and (not change_words(text) or only_ends(text))
+
+
+def names_a_change(text: str) -> bool:
+    """Holds a firm name and states a change (any). A change-of-state finding needs a change
+    stated on one side only (`_disagree.check_change_of_state`), so between two such facts
+    only a value or an attribute finding may treat their names as values: the name rule holds
+    for them as for two named facts, whether or not the change replaces a value."""
+    return bool(firm_names(text)) and bool(change_words(text))
 
 
 def is_short(text: str) -> bool:
@@ -139,8 +150,12 @@ def index_terms(text: str) -> frozenset[str]:
     clauses (`units`), since a clause of it may decide against a clause of a new fact; and,
     for the vector tier, `u:` who the whole text is about."""
     who = subject(text)
-    return frozenset().union(*(_unit_terms(unit) for unit in units(text)),
-                             {SUBJECT_TAG + who} if who else ())
+    every = units(text)
+    # Only if every clause does: a clause that states no change may meet a change stated by
+    # a clause of the new fact.
+    flag = {NAMED_CHANGE} if all(names_a_change(unit) for unit in every) else set()
+    return frozenset().union(*(_unit_terms(unit) for unit in every),
+                             {SUBJECT_TAG + who} if who else (), flag)
 
 
 def other_people(text: str) -> frozenset[str]:
@@ -189,12 +204,14 @@ class Group:
 @dataclass(frozen=True)
 class Ask:
     """Facts filed under one of `fields` + a word of at least `at_least` different groups; if
-    `same_name`, only those that also meet one of the write's names (docs/scale.md)."""
+    `same_name`, only those that also meet one of the write's names; if `unless`, only those
+    not filed under that term (docs/scale.md)."""
 
     fields: tuple[str, ...]
     groups: tuple[Group, ...]
     at_least: int = 1
     same_name: bool = False
+    unless: str | None = None
 
 
 @dataclass(frozen=True)
@@ -212,7 +229,8 @@ class Lookup:
     initials_groups: tuple[Group, ...]  # under n:
     short: int | None  # `short_core`: its core size if it is short (`short_partners`)
     shifts: bool  # negates or states a change
-    named: bool  # holds a firm name
+    named: bool  # holds a firm name (`named`)
+    names_a_change: bool  # holds a firm name and states a change (`names_a_change`)
     ends: bool  # states a change that only ends something (`only_ends`)
     opposed: frozenset[str]  # word forms whose opposite it holds (`opposed_forms`)
 
@@ -259,7 +277,8 @@ def lookup_for(text: str) -> Lookup:
                               frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
                   tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
-                  short_core(text), _shifts(text), named(text), only_ends(text),
+                  short_core(text), _shifts(text), named(text), names_a_change(text),
+                  only_ends(text),
                   opposed_forms(text))
 
 
@@ -301,9 +320,9 @@ def reads(field: str, group: Group) -> tuple[list[str], list[Run]]:
 @dataclass(frozen=True)
 class Question:
     """Everything one text asks the index (`_candidates`): facts answering one of `asks`, where
-    an ask marked `same_name` counts only facts that answer one of `names`; and facts filed
-    under `<field><key>#<tag>`, for one of `slot_fields` and one of `slots`' keys, with a tag
-    that is not one of its words."""
+    an ask marked `same_name` counts only facts that answer one of `names` (whose `unless` is
+    not read); and facts filed under `<field><key>#<tag>`, for one of `slot_fields` and one of
+    `slots`' keys, with a tag that is not one of its words."""
 
     asks: tuple[Ask, ...]
     names: tuple[Ask, ...] = ()
@@ -322,19 +341,33 @@ class TermQuery:
       word's postings are many and their count few;
     - an ask that counts only facts answering a name: from every term of those few facts.
 
-    What a posting of the read answers is a target: `FOUND` (the fact is a candidate), or
-    q >= 0 (it answers a name of question q).
+    What a posting of the read answers is a target: `FOUND` (the fact is a candidate), q >= 0
+    (it answers a name of question q), or for the k-th term of `flags`: a candidate unless
+    filed under it, or filed under it.
     """
 
     FOUND = -1
+
+    def _unless(self, flag: str) -> int:
+        return -2 - 2 * self.flags.index(flag)
+
+    @staticmethod
+    def _flagged(k: int) -> int:
+        return -3 - 2 * k
 
     def __init__(self, questions: tuple[Question, ...]) -> None:
         self.questions = questions
         exact: dict[str, set[int]] = {}
         # (low, high) -> (target, the run whose terms count, else every term but these)
         ranges: dict[tuple[str, str], list[tuple[int, Run | None, frozenset[str]]]] = {}
+        # Each term some ask must not be filed under: its facts are read, to be taken out.
+        self.flags = sorted({a.unless for q in questions for a in q.asks
+                             if a.unless is not None})
+        for k, flag in enumerate(self.flags):
+            exact.setdefault(flag, set()).add(self._flagged(k))
         for q, question in enumerate(questions):
-            asks = [*((self.FOUND, a) for a in question.asks), *((q, a) for a in question.names)]
+            asks = [*((self.FOUND if a.unless is None else self._unless(a.unless), a)
+                      for a in question.asks), *((q, a) for a in question.names)]
             for target, ask in asks:
                 if ask.at_least > 1 or ask.same_name:
                     continue  # answered another way (`answer`)
@@ -373,6 +406,8 @@ class TermQuery:
         term) of some facts."""
         found: set[str] = set()
         names: list[set[str]] = [set() for _ in self.questions]
+        # For each flag: the candidates unless filed under it, and the facts filed under it.
+        sets: list[set[str]] = [set() for _ in range(2 * len(self.flags))]
         for fact_id, term, part in rows:
             if term is None:  # part -2
                 found.add(fact_id)
@@ -383,7 +418,11 @@ class TermQuery:
                 targets = [t for t, run, skip in self._range_rules[part]
                            if (run.counts(term) if run else term not in skip)]
             for target in targets:
-                (found if target < 0 else names[target]).add(fact_id)
+                (found if target == self.FOUND else names[target] if target >= 0
+                 else sets[-2 - target]).add(fact_id)
+        flagged = {flag: sets[2 * k + 1] for k, flag in enumerate(self.flags)}
+        for k in range(len(self.flags)):
+            found |= sets[2 * k] - sets[2 * k + 1]
         for q, question in enumerate(self.questions):
             named = names[q]
             for ask in question.names:
@@ -394,10 +433,9 @@ class TermQuery:
             held = terms_of(sorted(named)) if named and any(
                 ask.same_name for ask in question.asks) else []
             for ask in question.asks:
-                if ask.same_name:
-                    found.update(_meeting(_groups_met(held, ask), ask, count))
-                elif ask.at_least > 1:
-                    found.update(_meeting({}, ask, count))
+                if ask.same_name or ask.at_least > 1:
+                    met = _meeting(_groups_met(held, ask) if ask.same_name else {}, ask, count)
+                    found.update(met - flagged[ask.unless] if ask.unless is not None else met)
         return found
 
 
