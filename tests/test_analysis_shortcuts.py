@@ -6,12 +6,16 @@ from hypothesis import strategies as st
 from ankita._disagree import (
     _CHANGE_PHRASES,
     CHANGE_OF_STATE,
+    NARROW,
     change_words,
+    check_value,
     frame_sequence,
     share_a_slot,
     slot_key,
     spans,
+    value_slot_keys,
 )
+from ankita._index import lookup_for
 from ankita._text import (
     _ONE_PRONOUN_BEFORE,
     _ORDINAL,
@@ -86,3 +90,51 @@ def test_change_phrases_are_found_as_before(text):
         " ".join(p) for p in _CHANGE_PHRASES
         if any(toks[i:i + len(p)] == p for i in range(len(toks) - len(p) + 1))}
     assert change_words(text) == found
+
+
+# Words for texts where one span is replaced by another: stop words, filler, content words,
+# numbers, names of one to three words, a multi-valued and an additive word.
+SPAN_WORDS = ["i", "my", "sister", "lives", "live", "in", "on", "with", "for", "the", "is",
+              "work", "Apollo", "New", "York", "City", "Lyon", "green", "tea", "3", "five",
+              "years", "also", "like", "use", "running"]
+sequences = st.lists(st.sampled_from(SPAN_WORDS), min_size=1, max_size=8)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(sequences, st.data())
+def test_a_value_finding_is_found_through_the_slots_the_new_fact_asks(old, data):
+    """Whenever `check_value(stored, new)` reports a `value` finding, the stored fact is filed
+    under a slot term that the new fact's lookup reads: its key, a tag that is none of the
+    span's words, and not marked narrow when the new span asks only wide frames."""
+    i = data.draw(st.integers(0, len(old) - 1))
+    j = data.draw(st.integers(i + 1, min(i + 3, len(old))))
+    new = old[:i] + data.draw(st.lists(st.sampled_from(SPAN_WORDS), min_size=1,
+                                       max_size=3)) + old[j:]
+    stored, text = " ".join(old), " ".join(new)
+    if any(f.check == "value" for f in check_value(stored, text)):
+        assert _found_through_slots(stored, text), (stored, text)
+
+
+def _found_through_slots(stored: str, text: str) -> bool:
+    asked = lookup_for(text).slots
+
+    def read(term: str) -> bool:
+        key, tag = term.split("#", 1)
+        return any(k == key and tag.removeprefix(NARROW) not in words
+                   and not (wide and tag.startswith(NARROW)) for k, words, wide in asked)
+    return any(map(read, value_slot_keys(stored)))
+
+
+def test_a_span_of_three_names_asks_only_wide_frames():
+    """"I work on A B C" asks the slot of "I work on X with Y" only among wide frames, where
+    that fact is not: its frame holds one content word, too few for a three-word value."""
+    stored, text = "I work on Apollo with Lyon", "I work on New York City"
+    assert [f.check for f in check_value(stored, text)] == ["different"]
+    (key,) = {k for k, _, wide in lookup_for(text).slots if wide}
+    assert f"{key}#{NARROW}with" in value_slot_keys(stored)
+    # Two content words in the span ask every frame.
+    assert not any(wide for k, _, wide in lookup_for("I work on New York").slots if k == key)
+    # So do three with a number: a value of numbers needs no wide frame.
+    stored, text = "I run 5km every Monday", "I run 12 km uphill every Monday"
+    assert [f.check for f in check_value(stored, text)] == ["value"]
+    assert _found_through_slots(stored, text)

@@ -14,6 +14,7 @@ import itertools
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ankita._disagree import NARROW
 from ankita._index import RUN, Ask, Group, Question, TermQuery, _group
 from ankita._postgres import PostgresStore
 from ankita._sqlite import SQLiteStore
@@ -38,17 +39,19 @@ FLAGS = ("nq:", "q:", "c:ab")
 asks = st.builds(Ask, st.lists(st.sampled_from(FIELDS), min_size=0, max_size=2, unique=True)
                  .map(tuple), st.lists(groups, max_size=3).map(tuple),
                  st.integers(0, 3), st.booleans(), st.one_of(st.none(), st.sampled_from(FLAGS)))
-slots = st.lists(st.tuples(st.sampled_from(("k1", "k2")), st.frozensets(words, max_size=2)),
-                 max_size=2).map(tuple)
+slots = st.lists(st.tuples(st.sampled_from(("k1", "k2")), st.frozensets(words, max_size=2),
+                           st.booleans()), max_size=2).map(tuple)
 SLOT_FIELDS = ("s:", "se:")
 questions = st.lists(st.builds(Question, st.lists(asks, max_size=4).map(tuple),
                                st.lists(asks.map(lambda a: Ask(a.fields, a.groups, a.at_least)),
                                         max_size=2).map(tuple), slots,
                                st.sampled_from([SLOT_FIELDS, SLOT_FIELDS[:1]])),
                      min_size=1, max_size=2).map(tuple)
+# Slot terms as filed: the key, then the stop tag, marked when the stored frame is narrow.
 terms = st.one_of(st.builds(lambda f, w: f + w, st.sampled_from(FIELDS), words),
-                  st.builds(lambda f, k, w: f"{f}{k}#{w}", st.sampled_from(SLOT_FIELDS),
-                            st.sampled_from(("k1", "k2")), words),
+                  st.builds(lambda f, k, n, w: f"{f}{k}#{n}{w}", st.sampled_from(SLOT_FIELDS),
+                            st.sampled_from(("k1", "k2")), st.sampled_from(("", NARROW)),
+                            st.one_of(words, st.sampled_from(("", "*")))),
                   st.sampled_from(FLAGS))
 FACTS = [f"f{i}" for i in range(4)]
 postings = st.lists(st.tuples(st.sampled_from(FACTS), terms), max_size=40, unique=True)
@@ -76,10 +79,15 @@ def defined(rows: list[tuple[str, str]], question_set: tuple[Question, ...]) -> 
             if any(meets(ts, a) and (not a.same_name or fact_id in named)
                    and (a.unless is None or a.unless not in ts) for a in question.asks):
                 found.add(fact_id)
-            for (key, skip), field in itertools.product(question.slots, question.slot_fields):
+            for (key, skip, wide), field in itertools.product(question.slots,
+                                                             question.slot_fields):
                 head = f"{field}{key}#"
-                if any(head <= t < head + TOP and t[len(head):] not in skip for t in ts):
-                    found.add(fact_id)
+                for t in ts:
+                    tag = t[len(head):] if t.startswith(head) else None
+                    if tag is None or (wide and tag.startswith(NARROW)):
+                        continue
+                    if tag.removeprefix(NARROW) not in skip:
+                        found.add(fact_id)
     return found
 
 
@@ -190,15 +198,21 @@ def test_a_slot_key_counts_every_tag_but_the_writes_own_words(db):
     """The store leaves out the tags every clause asking for the key excludes, and only those."""
     store = PostgresStore(db) if db.startswith("postgresql") else SQLiteStore(db)
     rows = [("f1", "s:k1#with"), ("f2", "s:k1#for"), ("f3", "s:k1#a"), ("f4", "s:k2#with"),
-            ("f5", "s:k1#"), ("f6", "se:k1#a")]
-    one, other = Question((), (), (("k1", frozenset({"with"})),)), \
-        Question((), (), (("k1", frozenset({"for"})),))
+            ("f5", "s:k1#"), ("f6", "se:k1#a"), ("f7", f"s:k1#{NARROW}"),
+            ("f8", f"s:k1#{NARROW}with"), ("f9", f"s:k1#{NARROW}for")]
+    one, other = Question((), (), (("k1", frozenset({"with"}), False),)), \
+        Question((), (), (("k1", frozenset({"for"}), False),))
     # A fact that only ends something asks no slot filed by another such fact.
-    ending = Question((), (), (("k1", frozenset({"with"})),), ("s:",))
+    ending = Question((), (), (("k1", frozenset({"with"}), False),), ("s:",))
+    # A span of three content words without a number asks only the keys of wide frames.
+    wide = Question((), (), (("k1", frozenset({"with"}), True),))
     try:
-        for question_set, expected in [((one,), {"f2", "f3", "f5", "f6"}),
-                                       ((one, other), {"f1", "f2", "f3", "f5", "f6"}),
-                                       ((ending,), {"f2", "f3", "f5"})]:
+        for question_set, expected in [((one,), {"f2", "f3", "f5", "f6", "f7", "f9"}),
+                                       ((one, other), {"f1", "f2", "f3", "f5", "f6", "f7",
+                                                       "f8", "f9"}),
+                                       ((ending,), {"f2", "f3", "f5", "f7", "f9"}),
+                                       ((wide,), {"f2", "f3", "f5", "f6"}),
+                                       ((wide, one), {"f2", "f3", "f5", "f6", "f7", "f9"})]:
             check(store, rows, question_set)
             assert answered(store, question_set) == expected
     finally:

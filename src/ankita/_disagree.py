@@ -487,8 +487,36 @@ def value_slot_keys(text: str) -> frozenset[str]:
         frame_c = [w for w in before + after if w not in FUNCTION_WORDS]
         if not _numbers(" ".join(old)) and len(old_c) > max(2, len(frame_c)):
             continue
-        keys.add(f"{slot_key(sa, i, j)}#{_stop_tag(ta, sa, i, j)}")
+        # A span of MAX_SLOT content words without a number, on the other side, needs at least
+        # as many in this frame: say which frames have fewer (`value_spans`).
+        narrow = NARROW if len(frame_c) < MAX_SLOT else ""
+        keys.add(f"{slot_key(sa, i, j)}#{narrow}{_stop_tag(ta, sa, i, j)}")
     return frozenset(keys)
+
+
+# Marks the slot key of a stored span whose frame holds fewer than MAX_SLOT content words. It
+# sorts after every stop tag (stems of stop words, "" and "*"), so the keys of wide frames are
+# one range of their own.
+NARROW = "~"
+
+
+@lru_cache(maxsize=WRITE_CACHE)
+def value_spans(text: str) -> tuple[tuple[int, int, bool], ...]:
+    """(i, j, wide) for each span of `text`'s frame sequence from which `check_value(other,
+    text)` can report a `value` finding, whatever `other` is; `wide` if only an `other` whose
+    frame holds at least MAX_SLOT content words can (not `NARROW` in `value_slot_keys`). Each
+    condition is one of the check's own, read on this side's span alone: a content word in it,
+    no multi-valued or additive word in it, and a span of MAX_SLOT content words without a
+    number needs as many content words in the frame."""
+    tb = _frame_tokens(text)
+    out = []
+    for i, j in spans(len(tb)):
+        new = tb[i:j]
+        new_c = [w for w in new if w not in STOP_WORDS]
+        if not new_c or any(w in MULTI_VALUED or w in _ADDITIVE for w in new):
+            continue
+        out.append((i, j, len(new_c) > 2 and not _numbers(" ".join(new))))
+    return tuple(out)
 
 
 def _content_sequence(text: str) -> list[str]:

@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from ._attributes import attribute_keys
 from ._disagree import (
+    NARROW,
     OPPOSITE_OF,
     PEOPLE,
     change_words,
@@ -36,9 +37,9 @@ from ._disagree import (
     opposite_forms,
     slot_key,
     slotted,
-    spans,
     subject,
     value_slot_keys,
+    value_spans,
 )
 from ._similarity import PREFIX_MIN, SHORT_FACT_WORDS
 from ._text import (
@@ -66,7 +67,7 @@ NAMED_CHANGE = "nq:"
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "15"
+ANALYZER_VERSION = "16"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -219,9 +220,10 @@ class Lookup:
     """What to ask the index for one new fact (docs/scale.md)."""
 
     specific: frozenset[str]  # attributes: any fact filed under one counts
-    # Slot keys, each with the words of our span there: a stored span whose stop word is one
-    # of them shares a word with ours, so it is not one value replaced by another.
-    slots: tuple[tuple[str, frozenset[str]], ...]
+    # Slot keys, each with the words of our span there (a stored span whose stop word is one
+    # of them shares a word with ours, so it is not one value replaced by another), and
+    # whether only stored spans of a wide frame count (`_disagree.value_spans`).
+    slots: tuple[tuple[str, frozenset[str], bool], ...]
     groups: tuple[Group, ...]  # one per content word, and one for all their opposites
     name_groups: tuple[Group, ...]  # its firm names
     # Names that may be an acronym of the other's capitalised words, and our own initials.
@@ -266,12 +268,14 @@ def lookup_for(text: str) -> Lookup:
     own = firm_names(text)
     name_groups = [_group(set(own))] if own else []
     seq = frame_sequence(text)
-    slots: dict[str, frozenset[str]] = {}
-    for i, j in spans(len(seq)):
+    slots: dict[str, tuple[frozenset[str], bool]] = {}
+    for i, j, wide in value_spans(text):
         key, span = slot_key(seq, i, j), frozenset(seq[i:j])
-        slots[key] = slots[key] & span if key in slots else span
+        if key in slots:  # a key asked twice: either span's rule
+            span, wide = span & slots[key][0], wide and slots[key][1]
+        slots[key] = (span, wide)
     return Lookup(frozenset({"a:" + k for k in attribute_keys(text)}),
-                  tuple(sorted(slots.items(), key=lambda kv: kv[0])),
+                  tuple(sorted((k, *v) for k, v in slots.items())),
                   tuple(groups), tuple(name_groups),
                   tuple(Group(frozenset(n[:k] for k in range(max(2, len(n) - 1), len(n) + 1)),
                               frozenset())
@@ -322,11 +326,12 @@ class Question:
     """Everything one text asks the index (`_candidates`): facts answering one of `asks`, where
     an ask marked `same_name` counts only facts that answer one of `names` (whose `unless` is
     not read); and facts filed under `<field><key>#<tag>`, for one of `slot_fields` and one of
-    `slots`' keys, with a tag that is not one of its words."""
+    `slots`' keys, with a tag that is not one of its words (after the `NARROW` mark, which
+    does not count when the key is marked wide)."""
 
     asks: tuple[Ask, ...]
     names: tuple[Ask, ...] = ()
-    slots: tuple[tuple[str, frozenset[str]], ...] = ()
+    slots: tuple[tuple[str, frozenset[str], bool], ...] = ()
     slot_fields: tuple[str, ...] = (SLOT, ENDED_SLOT)
 
 
@@ -379,12 +384,16 @@ class TermQuery:
                         for run in runs:
                             ranges.setdefault((run.low, run.high), []).append(
                                 (target, run, frozenset()))
-            for key, words in question.slots:
+            for key, words, wide in question.slots:
                 for field in question.slot_fields:
                     head = f"{field}{key}#"
-                    # Every tag of the key but our words' (a slot asked twice: either's rule).
-                    ranges.setdefault((head, head + _TOP), []).append(
-                        (self.FOUND, None, frozenset(head + w for w in words)))
+                    # Every tag of the key but our words' (a slot asked twice: either's rule);
+                    # only those of wide frames, which sort before the narrow ones, if `wide`.
+                    skip = {head + w for w in words}
+                    if not wide:
+                        skip |= {head + NARROW + w for w in words}
+                    ranges.setdefault((head, head + (NARROW if wide else _TOP)), []).append(
+                        (self.FOUND, None, frozenset(skip)))
         # Postings of a term that only finds candidates are read without the term: the store
         # returns each fact once, however many such terms it is filed under.
         self.found_terms = sorted(t for t, targets in exact.items() if targets == {self.FOUND})
