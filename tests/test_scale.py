@@ -190,6 +190,19 @@ def test_two_named_changes_meet_only_through_a_name(tmp_path, mode):
         assert result.action == "conflict" and result.conflicts_with == (called.id,)
 
 
+@pytest.mark.parametrize("mode", ["index", "exhaustive"])
+def test_initials_meet_a_name_of_at_most_one_more_letter(tmp_path, mode):
+    """"United States" may be "US" or "USA" (`_decision._initials_of`), never "Usability"."""
+    with Memory(tmp_path / "m.db", embedder="none", candidate_search=mode) as m:
+        usa = m.remember("Paula loves the USA", kind="work").fact
+        longer = m.remember("Paula loves Usability", kind="work").fact
+        new = "Otto visited the United States"
+        with m.store.transaction(m.user) as store:
+            found = {f.id for f in m._search.candidates(store, new, "work", [], None)}
+        assert usa.id in found and (longer.id in found) == (mode == "exhaustive")
+        assert m.remember(new, kind="work").action == "created"
+
+
 def test_index_sees_facts_written_by_another_connection(tmp_path):
     with Memory(tmp_path / "m.db", embedder=Letters()) as first, \
             Memory(tmp_path / "m.db", embedder=Letters()) as second:

@@ -33,7 +33,8 @@ words = st.one_of(st.sampled_from(POOL), st.text("ab", min_size=1, max_size=11))
 groups = st.one_of(st.builds(lambda ws: _group(set(ws)), st.frozensets(words, min_size=1,
                                                                        max_size=2)),
                    st.builds(Group, st.frozensets(words, max_size=3),
-                             st.frozensets(words, max_size=2)))
+                             st.frozensets(words, max_size=2),
+                             st.one_of(st.none(), st.integers(1, 12))))
 # An ask may leave out the facts filed under a flag: one of two, or a term some asks read.
 FLAGS = ("nq:", "q:", "c:ab")
 asks = st.builds(Ask, st.lists(st.sampled_from(FIELDS), min_size=0, max_size=2, unique=True)
@@ -64,7 +65,8 @@ def meets(held: set[str], ask: Ask) -> bool:
     """The definition: filed under a field + a word of at least `at_least` groups."""
     def in_group(group: Group) -> bool:
         return any(f + w in held for f in ask.fields for w in group.exact) or any(
-            f + w < t < f + w + TOP for f in ask.fields for w in group.ranges for t in held)
+            f + w < t < f + w + TOP and len(t) - len(f) <= (group.longest or len(t))
+            for f in ask.fields for w in group.ranges for t in held)
     return sum(map(in_group, ask.groups)) >= max(1, ask.at_least)
 
 
@@ -247,6 +249,27 @@ def test_an_ask_leaves_out_the_facts_filed_under_its_flag(db):
                                        ((Question((one,)),), {"f2", "f4"}),
                                        ((Question((two, home)),), {"f2", "f3"}),
                                        ((Question((Ask(("c:",), groups, 2),)),), {"f1", "f2"})]:
+            check(store, rows, question_set)
+            assert answered(store, question_set) == expected
+    finally:
+        store.close()
+
+
+def test_an_extension_counts_up_to_the_groups_longest(db):
+    """A group of initials ("us") meets a stored name of at most one more letter ("usa"), not
+    a longer one ("usability"): one-word asks, counting asks and asks of named facts alike."""
+    store = PostgresStore(db) if db.startswith("postgresql") else SQLiteStore(db)
+    rows = [("f1", "n:usa"), ("f1", "c:rose"), ("f2", "n:usability"), ("f2", "c:rose"),
+            ("f3", "n:us"), ("f4", "n:usb"), ("f4", "c:rose")]
+    initials = Group(frozenset({"us"}), frozenset({"us"}), 3)
+    rose = _group({"rose"})
+    named = (Ask(("n:",), (Group(frozenset(), frozenset({"us"})),)),)  # f1, f2 and f4
+    try:
+        for question_set, expected in [
+                ((Question((Ask(("n:",), (initials,)),)),), {"f1", "f3", "f4"}),
+                ((Question((Ask(("n:", "c:"), (initials, rose), 2),)),), {"f1", "f4"}),
+                ((Question((Ask(("n:", "c:"), (initials, rose), 2, same_name=True),),
+                           named),), {"f1", "f4"})]:
             check(store, rows, question_set)
             assert answered(store, question_set) == expected
     finally:

@@ -17,6 +17,7 @@ to the store. docs/scale.md gives the argument for each tier.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -196,10 +197,11 @@ def _unit_terms(text: str) -> frozenset[str]:
 @dataclass(frozen=True)
 class Group:
     """The stored words that match one word of the new fact: these exactly, and every
-    extension of `ranges` (prefix rule, both ways)."""
+    extension of `ranges` (prefix rule, both ways) of at most `longest` characters, if set."""
 
     exact: frozenset[str]
     ranges: frozenset[str]
+    longest: int | None = None
 
 
 @dataclass(frozen=True)
@@ -280,7 +282,11 @@ def lookup_for(text: str) -> Lookup:
                   tuple(Group(frozenset(n[:k] for k in range(max(2, len(n) - 1), len(n) + 1)),
                               frozenset())
                         for n in own if len(n) <= ACRONYM_MAX),
-                  tuple(Group(frozenset({run}), frozenset({run})) for run in acronyms(text)),
+                  # A name counts as our initials with at most one more letter, and up to
+                  # ACRONYM_MAX letters (`_decision._initials_of`).
+                  tuple(Group(frozenset({run}), frozenset({run}),
+                              min(ACRONYM_MAX, len(run) + 1))
+                        for run in acronyms(text) if len(run) <= ACRONYM_MAX),
                   short_core(text), _shifts(text), named(text), names_a_change(text),
                   only_ends(text),
                   opposed_forms(text))
@@ -296,15 +302,18 @@ RUN = 8
 
 @dataclass(frozen=True)
 class Run:
-    """Terms in [low, high) that count: one of `covered`, or one extending `extends`."""
+    """Terms in [low, high) that count: one of `covered`, or one extending `extends` (of at
+    most `longest` characters, if set)."""
 
     low: str
     high: str
     extends: str
     covered: frozenset[str]
+    longest: int | None = None
 
     def counts(self, term: str) -> bool:
-        return term in self.covered or (term != self.extends and term.startswith(self.extends))
+        return term in self.covered or (term != self.extends and term.startswith(self.extends)
+                                        and (self.longest is None or len(term) <= self.longest))
 
 
 def reads(field: str, group: Group) -> tuple[list[str], list[Run]]:
@@ -316,7 +325,8 @@ def reads(field: str, group: Group) -> tuple[list[str], list[Run]]:
         low = field + word[:RUN] if len(word) > RUN else field + word
         high = field + word + _TOP
         runs.append(Run(low, high, field + word, frozenset(
-            field + w for w in group.exact if low <= field + w < high)))
+            field + w for w in group.exact if low <= field + w < high),
+            None if group.longest is None else len(field) + group.longest))
     covered = frozenset().union(*(run.covered for run in runs))
     return sorted(field + w for w in group.exact if field + w not in covered), runs
 
@@ -474,6 +484,7 @@ def _groups_met(rows: list[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
             starts.setdefault(word, []).append(g)
     # A word extends a start when its first len(start) characters are the start.
     lengths = sorted({len(start) for start in starts})
+    longest = [math.inf if group.longest is None else group.longest for group in ask.groups]
     met: dict[str, set[int]] = {}
     for fact_id, term in rows:
         for field in ask.fields:
@@ -481,7 +492,8 @@ def _groups_met(rows: list[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
                 continue
             word = term[len(field):]
             groups = [*exact.get(word, ()), *(g for n in lengths if len(word) > n
-                                              for g in starts.get(word[:n], ()))]
+                                              for g in starts.get(word[:n], ())
+                                              if len(word) <= longest[g])]
             if groups:
                 met.setdefault(fact_id, set()).update(groups)
     return met

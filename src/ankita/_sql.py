@@ -394,8 +394,12 @@ class SQLStore:
                     # in both backends); in it, the covered words and those extending the word.
                     covered = sorted(run.covered)
                     either = f"term IN ({_marks(covered)}) OR " if covered else ""
-                    parts.append(f"{select}term >= ? AND term < ? AND ({either}term > ?)")
-                    params += [user, run.low, run.high, *covered, run.extends]
+                    extension = "term > ?"
+                    if run.longest is not None:
+                        extension += " AND length(term) <= ?"
+                    parts.append(f"{select}term >= ? AND term < ? AND ({either}{extension})")
+                    params += [user, run.low, run.high, *covered, run.extends,
+                               *([] if run.longest is None else [run.longest])]
         if ask.at_least > len(ask.groups) or not parts:
             return set()
         sql = (f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
