@@ -316,7 +316,8 @@ class Run:
                                         and (self.longest is None or len(term) <= self.longest))
 
 
-def reads(field: str, group: Group) -> tuple[list[str], list[Run]]:
+@lru_cache(maxsize=WRITE_CACHE)
+def reads(field: str, group: Group) -> tuple[tuple[str, ...], tuple[Run, ...]]:
     """The terms to seek and the ranges to scan for the stored words of one group under one
     field: each exact word, and for each word of `ranges` the words extending it. A long
     word's range starts at its first RUN letters, and covers the exact words in it."""
@@ -328,7 +329,8 @@ def reads(field: str, group: Group) -> tuple[list[str], list[Run]]:
             field + w for w in group.exact if low <= field + w < high),
             None if group.longest is None else len(field) + group.longest))
     covered = frozenset().union(*(run.covered for run in runs))
-    return sorted(field + w for w in group.exact if field + w not in covered), runs
+    # Cached: a common word's group comes back in many writes, under the same fields.
+    return tuple(sorted(field + w for w in group.exact if field + w not in covered)), tuple(runs)
 
 
 @dataclass(frozen=True)
@@ -459,6 +461,8 @@ class TermQuery:
 
 
 def _excluded(rules: list[tuple[int, Run | None, frozenset[str]]]) -> list[str]:
+    if len(rules) == 1:  # most ranges: one slot key, or one word's run
+        return [] if rules[0][1] is not None else sorted(rules[0][2])
     if any(run is not None for _, run, _ in rules):
         return []
     return sorted(frozenset.intersection(*(skip for _, _, skip in rules)))
