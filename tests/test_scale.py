@@ -170,22 +170,29 @@ def test_two_facts_that_only_end_something_meet_on_no_slot(tmp_path, mode):
 
 
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
-def test_two_named_changes_meet_only_through_a_name(tmp_path, mode):
+def test_two_name_bound_facts_meet_only_through_a_name(tmp_path, mode):
     """Two facts that each hold a name the other lacks and each state a change make no
-    change-of-state finding, so the name rule keeps them apart; a named fact that states no
-    change still meets a named change ("My friend is called Zeni" / "My friend Kalo moved")."""
+    change-of-state finding, and a name opening either side keeps the name rule too: such
+    facts meet only through a name. A named fact that states no change and opens with no name
+    still meets a named change ("My friend is called Zeni" / "My friend Kalo moved")."""
     with Memory(tmp_path / "m.db", embedder="none", candidate_search=mode) as m:
         moved = m.remember("My friend Zeni moved to Maloburg", kind="location").fact
         called = m.remember("My friend is called Zeni", kind="location").fact
+        opens = m.remember("Ilse is my friend", kind="location").fact
         both = m.remember("My friend Vera moved to Osloburg, I live in Oslo",
                           kind="location").fact
         new = "My friend Kalo moved to Tebuburg"
         with m.store.transaction(m.user) as store:
             found = {f.id for f in m._search.candidates(store, new, "location", [], None)}
+            # A fact opening with a name skips the open changes too.
+            found_by_name = {f.id for f in m._search.candidates(
+                store, "Olga is my friend", "location", [], None)}
         # A fact with a clause that states no change is not flagged, so it is still asked.
         assert found >= {called.id, both.id}
-        assert (moved.id in found) == (mode == "exhaustive")
-        assert "nq:" in index_terms(moved.text) and "nq:" not in index_terms(both.text)
+        assert (moved.id in found) == (opens.id in found) == (mode == "exhaustive")
+        assert (moved.id in found_by_name) == (mode == "exhaustive")
+        assert "nq:" in index_terms(moved.text) and "nq:" in index_terms(opens.text)
+        assert "nq:" not in index_terms(both.text) and "nq:" not in index_terms(called.text)
         result = m.remember(new, kind="location")
         assert result.action == "conflict" and result.conflicts_with == (called.id,)
 

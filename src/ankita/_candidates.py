@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from ._config import Settings
 from ._index import (
     ENDED_SLOT,
-    NAMED_CHANGE,
+    NAME_BOUND,
     OPPOSITE_TAG,
     POLAR_FLAG,
     SLOT,
@@ -127,7 +127,7 @@ class CandidateSearch:
                 and dedup > SHORT_LINK_SCORE):
             # Outside the bounds docs/scale.md proves for: every fact sharing a word.
             asks.append(Ask(("c:",), groups))
-        elif not lookup.named and not lookup.names_a_change:
+        elif not lookup.named and not lookup.name_bound:
             # Two shared words, or one with a short fact of a partner class.
             asks += [Ask(("c:",), groups, 2), Ask(short, groups)]
         else:
@@ -135,9 +135,9 @@ class CandidateSearch:
             # about something else: it counts only if it holds one of our names, we hold
             # one of its names, or it could reach the merge line on shared words alone.
             # The rule holds between named facts (filed without `o:`), and between two facts
-            # that each hold a name and state a change (`NAMED_CHANGE`); a named change that
-            # replaces a value ("moved") may still meet a named fact that states none.
-            unless = NAMED_CHANGE if lookup.names_a_change else None
+            # that are `name_bound`; a named change that replaces a value ("My friend Kalo
+            # moved to Lyon") may still meet a named fact that states none.
+            unless = NAME_BOUND if lookup.name_bound else None
             if lookup.named:
                 asks += [Ask(("o:",), groups, 2, unless=unless),
                          Ask(tuple(f"ho{c}:" for c in partners), groups, unless=unless)]

@@ -49,6 +49,7 @@ from ._text import (
     WRITE_CACHE,
     acronyms,
     content_words,
+    leading_name,
     names,
     statements,
     stem,
@@ -62,13 +63,13 @@ ENDED_SLOT = "se:"
 POLAR_FLAG = "q:"  # filed if the fact negates or states a change
 OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
 SUBJECT_TAG = "u:"  # filed under who the fact is about, when its first words say (`subject`)
-# Filed if every clause of the fact holds a firm name and states a change (`names_a_change`):
-# two such facts never meet through a change of state, so the name rule holds between them.
-NAMED_CHANGE = "nq:"
+# Filed if every clause of the fact is `name_bound`: between two such facts no change of state
+# lifts the name rule.
+NAME_BOUND = "nq:"
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "16"
+ANALYZER_VERSION = "17"
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -86,20 +87,23 @@ def _with_opposite() -> frozenset[str]:
 
 
 def named(text: str) -> bool:
-    """Holds a firm name and states no change, or only one that ends something: a change
-    that replaces a value between two named things may be one thing changing ("I live in
-    Toronto" / "I moved to Montreal"), which the name rule of `_decision` leaves alone, so
-    such a fact is open to every fact sharing its words. An ending ("I quit working on
-    Apollo") names what ended, and the name rule holds for it."""
-    return bool(firm_names(text)) and (not change_words(text) or only_ends(text))
+    """Holds a firm name and states no change, or only one that ends something, or opens
+    with a name: a change that replaces a value between two named things may be one thing
+    changing ("I live in Toronto" / "I moved to Montreal"), which the name rule of `_decision`
+    leaves alone, so such a fact is open to every fact sharing its words. An ending ("I quit
+    working on Apollo") names what ended, and a name that opens the fact is its subject
+    ("Anna moved to Lyon"): the name rule holds for both."""
+    return bool(firm_names(text)) and (not change_words(text) or only_ends(text)
+                                       or leading_name(text))
 
 
-def names_a_change(text: str) -> bool:
-    """Holds a firm name and states a change (any). A change-of-state finding needs a change
-    stated on one side only (`_disagree.check_change_of_state`), so between two such facts
-    only a value or an attribute finding may treat their names as values: the name rule holds
-    for them as for two named facts, whether or not the change replaces a value."""
-    return bool(firm_names(text)) and bool(change_words(text))
+def name_bound(text: str) -> bool:
+    """Holds a firm name, and states a change (any) or opens with a name. The name rule is
+    lifted for a change only through a change-of-state finding, which needs a change stated on
+    one side only (`_disagree.check_change_of_state`) and no name opening either side; so
+    between two such facts only a value or an attribute finding may treat their names as
+    values, and the name rule holds for them as for two named facts."""
+    return bool(firm_names(text)) and (bool(change_words(text)) or leading_name(text))
 
 
 def is_short(text: str) -> bool:
@@ -155,7 +159,7 @@ def index_terms(text: str) -> frozenset[str]:
     every = units(text)
     # Only if every clause does: a clause that states no change may meet a change stated by
     # a clause of the new fact.
-    flag = {NAMED_CHANGE} if all(names_a_change(unit) for unit in every) else set()
+    flag = {NAME_BOUND} if all(name_bound(unit) for unit in every) else set()
     return frozenset().union(*(_unit_terms(unit) for unit in every),
                              {SUBJECT_TAG + who} if who else (), flag)
 
@@ -234,7 +238,7 @@ class Lookup:
     short: int | None  # `short_core`: its core size if it is short (`short_partners`)
     shifts: bool  # negates or states a change
     named: bool  # holds a firm name (`named`)
-    names_a_change: bool  # holds a firm name and states a change (`names_a_change`)
+    name_bound: bool  # holds a firm name, and states a change or opens with a name
     ends: bool  # states a change that only ends something (`only_ends`)
     opposed: frozenset[str]  # word forms whose opposite it holds (`opposed_forms`)
 
@@ -287,7 +291,7 @@ def lookup_for(text: str) -> Lookup:
                   tuple(Group(frozenset({run}), frozenset({run}),
                               min(ACRONYM_MAX, len(run) + 1))
                         for run in acronyms(text) if len(run) <= ACRONYM_MAX),
-                  short_core(text), _shifts(text), named(text), names_a_change(text),
+                  short_core(text), _shifts(text), named(text), name_bound(text),
                   only_ends(text),
                   opposed_forms(text))
 
