@@ -96,7 +96,8 @@ def defined(rows: list[tuple[str, str]], question_set: tuple[Question, ...]) -> 
 def answered(store, question_set: tuple[Question, ...]) -> set[str]:
     query = TermQuery(question_set)
     return query.answer(store.postings("u", query.terms, query.ranges, query.found_terms),
-                        lambda ask: store.counted("u", ask), store.terms_of)
+                        lambda ask: store.counted("u", ask), store.terms_of,
+                        lambda term, ids: store.filed_under("u", term, ids))
 
 
 def check(store, rows, question_set, kept: TermIndex | None = None, reset: bool = False,

@@ -59,7 +59,8 @@ class CandidateSearch:
         source = self._postings(store)
         ids = query.answer(source.postings(self.user, query.terms, query.ranges,
                                            query.found_terms),
-                           lambda ask: source.counted(self.user, ask), source.terms_of)
+                           lambda ask: source.counted(self.user, ask), source.terms_of,
+                           lambda term, ids: source.filed_under(self.user, term, ids))
         if not (probes and model):
             return store.facts_by_ids(self.user, sorted(ids), links=False)
         lookup = lookup_for(text)

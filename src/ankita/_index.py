@@ -361,33 +361,26 @@ class TermQuery:
     - an ask that counts words: counted by the store, one statement each, since a common
       word's postings are many and their count few;
     - an ask that counts only facts answering a name: from every term of those few facts.
+    An ask's `unless` is read last, for the facts only such asks found: a flag may be filed by
+    many facts, and few of them are candidates.
 
     What a posting of the read answers is a target: `FOUND` (the fact is a candidate), q >= 0
-    (it answers a name of question q), or for the k-th term of `flags`: a candidate unless
-    filed under it, or filed under it.
+    (it answers a name of question q), or -2 - k: a candidate unless filed under the k-th term
+    of `flags`.
     """
 
     FOUND = -1
-
-    def _unless(self, flag: str) -> int:
-        return -2 - 2 * self.flags.index(flag)
-
-    @staticmethod
-    def _flagged(k: int) -> int:
-        return -3 - 2 * k
 
     def __init__(self, questions: tuple[Question, ...]) -> None:
         self.questions = questions
         exact: dict[str, set[int]] = {}
         # (low, high) -> (target, the run whose terms count, else every term but these)
         ranges: dict[tuple[str, str], list[tuple[int, Run | None, frozenset[str]]]] = {}
-        # Each term some ask must not be filed under: its facts are read, to be taken out.
+        # Each term some ask must not be filed under.
         self.flags = sorted({a.unless for q in questions for a in q.asks
                              if a.unless is not None})
-        for k, flag in enumerate(self.flags):
-            exact.setdefault(flag, set()).add(self._flagged(k))
         for q, question in enumerate(questions):
-            asks = [*((self.FOUND if a.unless is None else self._unless(a.unless), a)
+            asks = [*((self.FOUND if a.unless is None else -2 - self.flags.index(a.unless), a)
                       for a in question.asks), *((q, a) for a in question.names)]
             for target, ask in asks:
                 if ask.at_least > 1 or ask.same_name:
@@ -423,16 +416,17 @@ class TermQuery:
                        in zip(keys, self._range_rules, strict=True)]
 
     def answer(self, rows: list[tuple[str, str | None, int]], count: Callable[[Ask], set[str]],
-               terms_of: Callable[[list[str]], list[tuple[str, str]]]) -> set[str]:
+               terms_of: Callable[[list[str]], list[tuple[str, str]]],
+               filed: Callable[[str, list[str]], set[str]]) -> set[str]:
         """The facts answering the questions, from every (fact id, term, part) the store read:
         part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
         in `ranges` (whose excluded terms it may or may not have left out). `count` asks the
         store for the facts meeting an ask that counts words, `terms_of` for every (fact id,
-        term) of some facts."""
+        term) of some facts, `filed` for those of some facts filed under a term."""
         found: set[str] = set()
         names: list[set[str]] = [set() for _ in self.questions]
-        # For each flag: the candidates unless filed under it, and the facts filed under it.
-        sets: list[set[str]] = [set() for _ in range(2 * len(self.flags))]
+        # For each flag: the candidates unless filed under it.
+        unless: list[set[str]] = [set() for _ in self.flags]
         for fact_id, term, part in rows:
             if term is None:  # part -2
                 found.add(fact_id)
@@ -444,10 +438,7 @@ class TermQuery:
                            if (run.counts(term) if run else term not in skip)]
             for target in targets:
                 (found if target == self.FOUND else names[target] if target >= 0
-                 else sets[-2 - target]).add(fact_id)
-        flagged = {flag: sets[2 * k + 1] for k, flag in enumerate(self.flags)}
-        for k in range(len(self.flags)):
-            found |= sets[2 * k] - sets[2 * k + 1]
+                 else unless[-2 - target]).add(fact_id)
         for q, question in enumerate(self.questions):
             named = names[q]
             for ask in question.names:
@@ -460,7 +451,12 @@ class TermQuery:
             for ask in question.asks:
                 if ask.same_name or ask.at_least > 1:
                     met = _meeting(_groups_met(held, ask) if ask.same_name else {}, ask, count)
-                    found.update(met - flagged[ask.unless] if ask.unless is not None else met)
+                    (found if ask.unless is None
+                     else unless[self.flags.index(ask.unless)]).update(met)
+        for flag, maybe in zip(self.flags, unless, strict=True):
+            maybe -= found
+            if maybe:
+                found |= maybe - filed(flag, sorted(maybe))
         return found
 
 

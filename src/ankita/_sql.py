@@ -376,6 +376,16 @@ class SQLStore:
                               chunk).fetchall()
         return rows
 
+    def filed_under(self, user: str, term: str, ids: Sequence[str]) -> set[str]:
+        """Those of these facts that are filed under `term`."""
+        found: set[str] = set()
+        for start in range(0, len(ids), _TERMS_MAX):
+            chunk = _padded(ids[start:start + _TERMS_MAX])
+            found.update(r[0] for r in self._run(
+                f'SELECT fact_id FROM terms WHERE "user" = ? AND term = ? AND fact_id IN '
+                f"({_marks(chunk)})", [user, term, *chunk]).fetchall())
+        return found
+
     def counted(self, user: str, ask: Ask) -> set[str]:
         """Facts filed under one of the ask's fields + a word of at least `ask.at_least` of its
         groups, counted by the database: a common word's postings are many, their count few."""

@@ -1,9 +1,10 @@
 """An in-memory copy of one user's postings of index terms, for candidate search at scale.
 
 Loaded whole on first use, then caught up on every use from the store's log of changed facts
-(`term_changes`), so writes by other processes are seen too. It answers the three reads of
-postings that candidate search makes (`postings`, `counted`, `terms_of`) exactly as the store
-answers them (tests/test_term_query.py holds both to the definition), without a statement.
+(`term_changes`), so writes by other processes are seen too. It answers the four reads of
+postings that candidate search makes (`postings`, `counted`, `terms_of`, `filed_under`)
+exactly as the store answers them (tests/test_term_query.py holds both to the definition),
+without a statement.
 """
 
 from __future__ import annotations
@@ -189,6 +190,12 @@ class TermIndex:
         """As `SQLStore.terms_of`."""
         return [(fact_id, term) for fact_id in ids if fact_id in self.number
                 for term in self.held[self.number[fact_id]]]
+
+    def filed_under(self, user: str, term: str, ids: Sequence[str]) -> set[str]:
+        """As `SQLStore.filed_under`."""
+        self._check(user)
+        number, held = self.number, self.held
+        return {i for i in ids if i in number and term in held[number[i]]}
 
     def counted(self, user: str, ask: Ask) -> set[str]:
         """As `SQLStore.counted`: facts filed under a field + a word of at least
