@@ -7,6 +7,7 @@ from ankita._disagree import (
     _CHANGE_PHRASES,
     CHANGE_OF_STATE,
     NARROW,
+    STOP_WORDS,
     change_words,
     check_value,
     frame_sequence,
@@ -22,6 +23,7 @@ from ankita._text import (
     _WITH_UNIT,
     NUMBER_WORDS,
     number_value,
+    stem,
     tokens,
 )
 
@@ -138,3 +140,9 @@ def test_a_span_of_three_names_asks_only_wide_frames():
     stored, text = "I run 5km every Monday", "I run 12 km uphill every Monday"
     assert [f.check for f in check_value(stored, text)] == ["value"]
     assert _found_through_slots(stored, text)
+
+
+def test_the_narrow_mark_sorts_after_every_stop_tag():
+    """A wide-only slot reads the range before the mark: every tag must sort before it."""
+    tags = {stem(w) for w in STOP_WORDS} | {"", "*"}
+    assert max(tags) < NARROW

@@ -137,7 +137,8 @@ class CandidateSearch:
             # one of its names, or it could reach the merge line on shared words alone.
             # The rule holds between named facts (filed without `o:`), and between two facts
             # that are `name_bound`; a named change that replaces a value ("My friend Kalo
-            # moved to Lyon") may still meet a named fact that states none.
+            # moved to Lyon") may still meet a named fact that is not ("My friend is called
+            # Zeni"), through a change-of-state finding.
             unless = NAME_BOUND if lookup.name_bound else None
             if lookup.named:
                 asks += [Ask(("o:",), groups, 2, unless=unless),

@@ -157,8 +157,8 @@ def index_terms(text: str) -> frozenset[str]:
     for the vector tier, `u:` who the whole text is about."""
     who = subject(text)
     every = units(text)
-    # Only if every clause does: a clause that states no change may meet a change stated by
-    # a clause of the new fact.
+    # Only if every clause is: a clause that is not may meet a stated change in a clause of
+    # the new fact through a change-of-state finding.
     flag = {NAME_BOUND} if all(name_bound(unit) for unit in every) else set()
     return frozenset().union(*(_unit_terms(unit) for unit in every),
                              {SUBJECT_TAG + who} if who else (), flag)
