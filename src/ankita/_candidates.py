@@ -140,12 +140,9 @@ class CandidateSearch:
             # moved to Lyon") may still meet a named fact that is not ("My friend is called
             # Zeni"), through a change-of-state finding.
             unless = NAME_BOUND if lookup.name_bound else None
-            if lookup.named:
-                asks += [Ask(("o:",), groups, 2, unless=unless),
-                         Ask(tuple(f"ho{c}:" for c in partners), groups, unless=unless)]
-            else:
-                asks += [Ask(("c:",), groups, 2, unless=unless),
-                         Ask(short, groups, unless=unless)]
+            words, shorts = (("o:",), tuple(f"ho{c}:" for c in partners)) if lookup.named \
+                else (("c:",), short)
+            asks += [Ask(words, groups, 2, unless=unless), Ask(shorts, groups, unless=unless)]
             # One of its names is one of our words, or one of ours one of its words: that
             # name is a shared word, and the rule of two shared words (or one with a short
             # partner) still holds.

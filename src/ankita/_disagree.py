@@ -500,7 +500,6 @@ def value_slot_keys(text: str) -> frozenset[str]:
 NARROW = "~"
 
 
-@lru_cache(maxsize=WRITE_CACHE)
 def value_spans(text: str) -> tuple[tuple[int, int, bool], ...]:
     """(i, j, wide) for each span of `text`'s frame sequence from which `check_value(other,
     text)` can report a `value` finding, whatever `other` is; `wide` if only an `other` whose
