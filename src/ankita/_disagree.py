@@ -7,7 +7,7 @@ shared frame it is the evidence for a conflict.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -471,27 +471,41 @@ def value_slot_keys(text: str) -> frozenset[str]:
     ta, sa = _frame_tokens(text), frame_sequence(text)
     if any(w in MULTI_VALUED or w in _ADDITIVE for w in ta):
         return frozenset()
+    # Counted once per token, not once per span: content words up to each token, frame words
+    # up to each token, and whether only stop words follow it.
+    content, framing = _running(ta, STOP_WORDS), _running(ta, FUNCTION_WORDS)
+    ends_stop = [True] * (len(ta) + 1)
+    for k in range(len(ta) - 1, -1, -1):
+        ends_stop[k] = ends_stop[k + 1] and ta[k] in STOP_WORDS
+    heads, tails = _ends(sa)
     keys = set()
     for i, j in spans(len(ta)):
-        old, before, after = ta[i:j], ta[:i], ta[j:]
-        old_c = [w for w in old if w not in STOP_WORDS]
+        old, before = ta[i:j], ta[:i]
+        old_c = content[j] - content[i]
         if not old_c:
             continue
-        if not after or all(w in STOP_WORDS for w in after):
-            if any(w in _WEAK_MULTI for w in before):
-                continue
+        if ends_stop[j] and any(w in _WEAK_MULTI for w in before):
+            continue
         # Only a bare number needs no frame word before it; a span holding a number may be
         # long ("a 2015 Honda Civic").
-        if not _only_numbers(old) and not any(w not in FUNCTION_WORDS for w in before):
+        if not framing[i] and not _only_numbers(old):
             continue
-        frame_c = [w for w in before + after if w not in FUNCTION_WORDS]
-        if not _numbers(" ".join(old)) and len(old_c) > max(2, len(frame_c)):
+        frame_c = framing[i] + framing[-1] - framing[j]
+        if old_c > max(2, frame_c) and not _numbers(" ".join(old)):
             continue
         # A span of MAX_SLOT content words without a number, on the other side, needs at least
         # as many in this frame: say which frames have fewer (`value_spans`).
-        narrow = NARROW if len(frame_c) < MAX_SLOT else ""
-        keys.add(f"{slot_key(sa, i, j)}#{narrow}{_stop_tag(ta, sa, i, j)}")
+        narrow = NARROW if frame_c < MAX_SLOT else ""
+        keys.add(f"{heads[i]}{tails[j]}#{narrow}{_stop_tag(ta, sa, i, j)}")
     return frozenset(keys)
+
+
+def _running(words: Sequence[str], left_out: Collection[str]) -> list[int]:
+    """How many of the first k words are not in `left_out`, for each k from 0 to all."""
+    counts = [0]
+    for word in words:
+        counts.append(counts[-1] + (word not in left_out))
+    return counts
 
 
 # Marks the slot key of a stored span whose frame holds fewer than MAX_SLOT content words. It
@@ -508,13 +522,16 @@ def value_spans(text: str) -> tuple[tuple[int, int, bool], ...]:
     no multi-valued or additive word in it, and a span of MAX_SLOT content words without a
     number needs as many content words in the frame."""
     tb = _frame_tokens(text)
+    content = _running(tb, STOP_WORDS)
+    plural = [0]  # multi-valued or additive words up to each token
+    for w in tb:
+        plural.append(plural[-1] + (w in MULTI_VALUED or w in _ADDITIVE))
     out = []
     for i, j in spans(len(tb)):
-        new = tb[i:j]
-        new_c = [w for w in new if w not in STOP_WORDS]
-        if not new_c or any(w in MULTI_VALUED or w in _ADDITIVE for w in new):
+        new_c = content[j] - content[i]
+        if not new_c or plural[j] > plural[i]:
             continue
-        out.append((i, j, len(new_c) > 2 and not _numbers(" ".join(new))))
+        out.append((i, j, new_c > 2 and not _numbers(" ".join(tb[i:j]))))
     return tuple(out)
 
 
