@@ -89,7 +89,7 @@ def test_own_filings_are_taken_without_reading_them_back(tmp_path):
         terms = m._search.terms
         reads = []
         original = m.store.terms_of
-        m.store.terms_of = lambda ids: reads.append(ids) or original(ids)
+        m.store.terms_of = lambda ids, fields=None: reads.append(ids) or original(ids, fields)
         made = m.remember("I play chess with my brother").fact
         result = m.remember("I play chess with my brother on Fridays")
         assert (result.action, result.merged_into) == ("merged", made.id)

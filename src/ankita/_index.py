@@ -18,7 +18,7 @@ to the store. docs/scale.md gives the argument for each tier.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -416,13 +416,14 @@ class TermQuery:
                        in zip(keys, self._range_rules, strict=True)]
 
     def answer(self, rows: list[tuple[str, str | None, int]], count: Callable[[Ask], set[str]],
-               terms_of: Callable[[list[str]], list[tuple[str, str]]],
+               terms_of: Callable[[list[str], Sequence[str]], list[tuple[str, str]]],
                filed: Callable[[str, list[str]], set[str]]) -> set[str]:
         """The facts answering the questions, from every (fact id, term, part) the store read:
         part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
         in `ranges` (whose excluded terms it may or may not have left out). `count` asks the
         store for the facts meeting an ask that counts words, `terms_of` for every (fact id,
-        term) of some facts, `filed` for those of some facts filed under a term."""
+        term) of some facts under some fields, `filed` for those of some facts filed under a
+        term."""
         found: set[str] = set()
         names: list[set[str]] = [set() for _ in self.questions]
         # For each flag: the candidates unless filed under it.
@@ -444,10 +445,10 @@ class TermQuery:
             for ask in question.names:
                 if ask.at_least > 1:
                     named |= _meeting({}, ask, count)
-            # An ask marked same_name counts only facts that answer a name: read all their
-            # terms, rather than every posting of its words.
-            held = terms_of(sorted(named)) if named and any(
-                ask.same_name for ask in question.asks) else []
+            # An ask marked same_name counts only facts that answer a name: read their terms
+            # under its fields, rather than every posting of its words.
+            fields = sorted({f for ask in question.asks if ask.same_name for f in ask.fields})
+            held = terms_of(sorted(named), fields) if named and fields else []
             for ask in question.asks:
                 if ask.same_name or ask.at_least > 1:
                     met = _meeting(_groups_met(held, ask) if ask.same_name else {}, ask, count)

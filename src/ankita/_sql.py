@@ -367,14 +367,18 @@ class SQLStore:
                               [p for _, ps in chunk_parts for p in ps]).fetchall()
         return rows
 
-    def terms_of(self, ids: Sequence[str]) -> list[tuple[str, str]]:
-        """(fact id, term) of every term of these facts."""
+    def terms_of(self, ids: Sequence[str], fields: Sequence[str] | None = None
+                 ) -> list[tuple[str, str]]:
+        """(fact id, term) of every term of these facts, or of those under one of `fields`."""
         rows: list[tuple[str, str]] = []
         for start in range(0, len(ids), _TERMS_MAX):
             chunk = _padded(ids[start:start + _TERMS_MAX])
             rows += self._run(f"SELECT fact_id, term FROM terms WHERE fact_id IN ({_marks(chunk)})",
                               chunk).fetchall()
-        return rows
+        if fields is None:
+            return rows
+        under = tuple(fields)
+        return [row for row in rows if row[1].startswith(under)]
 
     def filed_under(self, user: str, term: str, ids: Sequence[str]) -> set[str]:
         """Those of these facts that are filed under `term`."""

@@ -32,7 +32,7 @@ class TermIndex:
         self.version: int | None = None  # the store's `data_version` when last caught up
         self.number: dict[str, int] = {}  # fact id -> its number here
         self.ids: list[str] = []
-        self.held: list[tuple[str, ...]] = []  # by fact number: its terms
+        self.held: list[tuple[str, ...]] = []  # by fact number: its terms, in order
         # term -> the number of the one fact filed under it, or of each of several: four in
         # five terms have one fact, and an int is a fraction of a list's size.
         self.facts_of: dict[str, int | list[int]] = {}
@@ -186,10 +186,25 @@ class TermIndex:
                     rows += [(ids[n], term, part) for n in facts(term)]
         return rows
 
-    def terms_of(self, ids: Sequence[str]) -> list[tuple[str, str]]:
+    def terms_of(self, ids: Sequence[str], fields: Sequence[str] | None = None
+                 ) -> list[tuple[str, str]]:
         """As `SQLStore.terms_of`."""
-        return [(fact_id, term) for fact_id in ids if fact_id in self.number
-                for term in self.held[self.number[fact_id]]]
+        number, held = self.number, self.held
+        if fields is None:
+            return [(fact_id, term) for fact_id in ids if fact_id in number
+                    for term in held[number[fact_id]]]
+        rows = []
+        for fact_id in ids:
+            if fact_id not in number:
+                continue
+            terms = held[number[fact_id]]
+            # A fact's terms are held in order: those under a field are one run of them.
+            for field in fields:
+                at = bisect_left(terms, field)
+                while at < len(terms) and terms[at].startswith(field):
+                    rows.append((fact_id, terms[at]))
+                    at += 1
+        return rows
 
     def filed_under(self, user: str, term: str, ids: Sequence[str]) -> set[str]:
         """As `SQLStore.filed_under`."""
