@@ -140,21 +140,6 @@ def _percentile(samples: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(len(ordered) * q))], 3)
 
 
-def machine_ms(rounds: int = 7) -> float:
-    """The median time of a fixed pure-Python workload (building, hashing and sorting strings)
-    that none of Ankita's code runs: the machine's speed at that moment, so that runs of
-    different sessions can be compared (their other figures scale with it)."""
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        words = [f"{(i * 7919) % 100_003:x}-{i % 97}" for i in range(5_000)]
-        ranked = sorted(words, key=lambda w: (len(w), w))
-        seen = {w: n for n, w in enumerate(ranked)}
-        sum(seen[w] & 1 for w in words if w[0] in "abcdef")
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times) * 1000, 2)
-
-
 def _timed_writes(memory: Memory, writes: list[tuple[str, str]], order: list[str] | None = None
                   ) -> tuple[list[float], list[Any], list[str]]:
     """Each write's milliseconds and decision, and the ids of the facts created so far.
@@ -241,7 +226,6 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
              workers: int | None = None) -> dict[str, Any]:
     """One store size, measured end to end (runs in a child process)."""
     places = Places(server)
-    machine_before = machine_ms()
     try:
         generator = FactGenerator(seed, size)
         rows = [{"text": t, "kind": k, "source": "bench"} for t, k in
@@ -317,8 +301,6 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             "exhaustive_parts": len(parts),
             "decisions_compared": compared,
             "decisions_identical": same,
-            # Before the import and after the reference: the machine's speed may move.
-            "machine_ms": [machine_before, machine_ms()],
         } | ({"embedder_texts_per_s": round(embed_rate, 1),
               "import_vs_embedder": round(import_rate / embed_rate, 2)} if embed_rate else {})
     finally:
