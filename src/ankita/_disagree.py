@@ -477,7 +477,6 @@ def value_slot_keys(text: str) -> frozenset[str]:
     ends_stop = [True] * (len(ta) + 1)
     for k in range(len(ta) - 1, -1, -1):
         ends_stop[k] = ends_stop[k + 1] and ta[k] in STOP_WORDS
-    heads, tails = _ends(sa)
     keys = set()
     for i, j in spans(len(ta)):
         old, before = ta[i:j], ta[:i]
@@ -496,7 +495,7 @@ def value_slot_keys(text: str) -> frozenset[str]:
         # A span of MAX_SLOT content words without a number, on the other side, needs at least
         # as many in this frame: say which frames have fewer (`value_spans`).
         narrow = NARROW if frame_c < MAX_SLOT else ""
-        keys.add(f"{heads[i]}{tails[j]}#{narrow}{_stop_tag(ta, sa, i, j)}")
+        keys.add(f"{slot_key(sa, i, j)}#{narrow}{_stop_tag(ta, sa, i, j)}")
     return frozenset(keys)
 
 

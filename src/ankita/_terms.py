@@ -113,7 +113,7 @@ class TermIndex:
             else:
                 ordered.append(term)
                 facts_of[term] = n
-            held.setdefault(fact_id, []).append(term)
+            held.setdefault(fact_id, []).append(term)  # in order, as read (`terms_of`)
         self.held = [tuple(held[fact_id]) for fact_id in ids]
         self.seq, self.rollbacks, self.version = seq, rollbacks, version
         self.load_seconds = time.perf_counter() - start
