@@ -15,6 +15,7 @@ from ankita._disagree import (
     slot_key,
     spans,
     value_slot_keys,
+    value_spans,
 )
 from ankita._index import lookup_for
 from ankita._text import (
@@ -140,6 +141,14 @@ def test_a_span_of_three_names_asks_only_wide_frames():
     stored, text = "I run 5km every Monday", "I run 12 km uphill every Monday"
     assert [f.check for f in check_value(stored, text)] == ["value"]
     assert _found_through_slots(stored, text)
+
+
+def test_a_span_holding_an_additive_word_asks_no_slot():
+    """"also" means one more value, not one replaced: no span holding it is asked (a span
+    asked anyway only costs candidates, so the random tests above cannot see this)."""
+    text = "My sister also lives in Lyon"
+    assert value_spans(text) == ((0, 1, False), (2, 3, False), (2, 4, False), (2, 5, False),
+                                 (3, 5, False), (4, 5, False))
 
 
 def test_the_narrow_mark_sorts_after_every_stop_tag():

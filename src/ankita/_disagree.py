@@ -114,6 +114,8 @@ PEOPLE = frozenset({
 })
 _WEAK_MULTI = frozenset({"use", "uses", "using", "try", "tried"})
 _ADDITIVE = frozenset({"too", "also", "another", "as", "both", "additionally", "second"})
+# Either kind: a frame holding one may hold several values, so none replaces another.
+_MANY = MULTI_VALUED | _ADDITIVE
 _CONNECTORS = (("over",), ("rather", "than"), ("instead", "of"), ("than",), ("vs",),
                ("versus",), ("not",))
 _WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
@@ -420,7 +422,7 @@ def check_value(a: str, b: str) -> list[Finding]:
     # Whatever else holds, one thing replaced by another is never the same fact: it blocks a
     # merge ("I like jazz" / "I like blues"), even where it is no conflict.
     different = [Finding("different", f"'{' '.join(old)}' vs '{' '.join(new)}'", words)]
-    if any(w in MULTI_VALUED or w in _ADDITIVE for w in frame + old + new):
+    if any(w in _MANY for w in frame + old + new):
         return different
     # Two endings in one frame both hold ("I quit working on X" / "... on Y").
     if only_ends(a) and only_ends(b):
@@ -469,7 +471,7 @@ def value_slot_keys(text: str) -> frozenset[str]:
     `value` finding, whatever `other` is: each condition below is one of its own, read on this
     side alone. A stored fact is filed under these only (docs/scale.md)."""
     ta, sa = _frame_tokens(text), frame_sequence(text)
-    if any(w in MULTI_VALUED or w in _ADDITIVE for w in ta):
+    if any(w in _MANY for w in ta):
         return frozenset()
     # Counted once per token, not once per span: content words up to each token, frame words
     # up to each token, and whether only stop words follow it.
@@ -521,14 +523,12 @@ def value_spans(text: str) -> tuple[tuple[int, int, bool], ...]:
     no multi-valued or additive word in it, and a span of MAX_SLOT content words without a
     number needs as many content words in the frame."""
     tb = _frame_tokens(text)
-    content = _running(tb, STOP_WORDS)
-    plural = [0]  # multi-valued or additive words up to each token
-    for w in tb:
-        plural.append(plural[-1] + (w in MULTI_VALUED or w in _ADDITIVE))
+    content, single = _running(tb, STOP_WORDS), _running(tb, _MANY)
     out = []
     for i, j in spans(len(tb)):
         new_c = content[j] - content[i]
-        if not new_c or plural[j] > plural[i]:
+        # Fewer single-valued words than tokens: the span holds a multi-valued or additive one.
+        if not new_c or single[j] - single[i] < j - i:
             continue
         out.append((i, j, new_c > 2 and not _numbers(" ".join(tb[i:j]))))
     return tuple(out)
