@@ -1,7 +1,9 @@
 """SPEC §4.1 and §8: providers over real HTTP on loopback, failures, reindex, `auto`."""
 
+import gc
 import subprocess
 import sys
+from datetime import datetime, timezone
 
 import pytest
 from click.testing import CliRunner
@@ -246,3 +248,43 @@ def test_a_provider_failing_for_one_batch_of_an_import_blocks_nothing(tmp_path):
                                                                False, False]
     assert "provider went away" in results[2].embedding_error
     assert set(embedded) == {results[i].fact.id for i in (0, 1, 4, 5)}
+
+
+class GcWatch:
+    """A clock that notes whether the cyclic collector is on each time a write reads it, and
+    fails at the write `failing` (counted from 1)."""
+
+    def __init__(self, failing: int = 0) -> None:
+        self.seen: list[bool] = []
+        self.failing = failing
+
+    def __call__(self) -> datetime:
+        self.seen.append(gc.isenabled())
+        if len(self.seen) == self.failing:
+            raise RuntimeError("clock broke")
+        return datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_import_pauses_the_collector_for_its_writes_and_puts_it_back(tmp_path, enabled):
+    """The collector is off while a batch is written (docs/scale.md, *Import*) and as it was
+    after, also when a write fails."""
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        clock = GcWatch()
+        with Memory(tmp_path / "m.db", embedder=None, clock=clock) as m:
+            m.remember_many([{"text": t} for t in IMPORTED], batch_size=4)
+            assert gc.isenabled() == enabled
+            m.remember("I drive a red car")
+            broken = GcWatch(failing=3)
+            m.clock = broken
+            with pytest.raises(RuntimeError, match="clock broke"):
+                m.remember_many([{"text": t} for t in ("A one", "B two", "C three")])
+            assert gc.isenabled() == enabled
+            texts = {f.text for f in m.list()}
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert clock.seen == [False] * len(IMPORTED) + [enabled]
+    assert broken.seen == [False] * 3
+    assert "A one" not in texts  # the failed batch wrote nothing

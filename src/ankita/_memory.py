@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import secrets
 import struct
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -41,6 +43,20 @@ Events = list[Event]
 Conflicts = list[Conflict]
 Rows = list[dict[str, Any]]
 IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for one import batch, then back as it was."""
+    # A batch leaves thousands of analysed texts in the text caches; a collection every few
+    # hundred of them would traverse every cached entry again (docs/scale.md, *Import*).
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _now(clock: Callable[[], datetime]) -> str:
@@ -203,7 +219,7 @@ class Memory:
                 ahead = (pool.submit(self._embed_rows, batches[number + 1])
                          if number + 1 < len(batches) else None)
                 results = []
-                with self.store.transaction(self.user):
+                with _collection_paused(), self.store.transaction(self.user):
                     if model:
                         # Scored several at a time in one pass over the vectors held in memory.
                         self._search.plan(self.store, model, [
