@@ -374,7 +374,8 @@ class TermQuery:
     def __init__(self, questions: tuple[Question, ...]) -> None:
         self.questions = questions
         exact: dict[str, set[int]] = {}
-        # (low, high) -> (target, the run whose terms count, else every term but these)
+        # (low, high) -> (target, the run whose terms count, else every term but those
+        # ending in one of these after `low`)
         ranges: dict[tuple[str, str], list[tuple[int, Run | None, frozenset[str]]]] = {}
         # Each term some ask must not be filed under.
         self.flags = sorted({a.unless for q in questions for a in q.asks
@@ -394,15 +395,14 @@ class TermQuery:
                             ranges.setdefault((run.low, run.high), []).append(
                                 (target, run, frozenset()))
             for key, words, wide in question.slots:
+                # Every tag of the key but our words' (a slot asked twice: either's rule);
+                # only those of wide frames, which sort before the narrow ones, if `wide`.
+                # Kept as tags, not terms: one set serves every field.
+                skip = words if wide else words.union([NARROW + w for w in words])
                 for field in question.slot_fields:
                     head = f"{field}{key}#"
-                    # Every tag of the key but our words' (a slot asked twice: either's rule);
-                    # only those of wide frames, which sort before the narrow ones, if `wide`.
-                    skip = {head + w for w in words}
-                    if not wide:
-                        skip |= {head + NARROW + w for w in words}
                     ranges.setdefault((head, head + (NARROW if wide else _TOP)), []).append(
-                        (self.FOUND, None, frozenset(skip)))
+                        (self.FOUND, None, skip))
         # Postings of a term that only finds candidates are read without the term: the store
         # returns each fact once, however many such terms it is filed under.
         self.found_terms = sorted(t for t, targets in exact.items() if targets == {self.FOUND})
@@ -412,8 +412,9 @@ class TermQuery:
         self._range_rules = [ranges[key] for key in keys]
         # With each range, the terms the store may leave out: those every rule of it excludes
         # (a slot key's tags that are our words), so that their postings are not read.
-        self.ranges = [(low, high, _excluded(rules)) for (low, high), rules
+        self.ranges = [(low, high, _excluded(low, rules)) for (low, high), rules
                        in zip(keys, self._range_rules, strict=True)]
+        self._heads = [len(low) for low, _ in keys]  # a slot's tag follows its range's low
 
     def answer(self, rows: list[tuple[str, str | None, int]], count: Callable[[Ask], set[str]],
                terms_of: Callable[[list[str], Sequence[str]], list[tuple[str, str]]],
@@ -435,8 +436,9 @@ class TermQuery:
             if part < 0:
                 targets: Iterable[int] = self._exact.get(term, ())
             else:
+                cut = self._heads[part]
                 targets = [t for t, run, skip in self._range_rules[part]
-                           if (run.counts(term) if run else term not in skip)]
+                           if (run.counts(term) if run else term[cut:] not in skip)]
             for target in targets:
                 (found if target == self.FOUND else names[target] if target >= 0
                  else unless[-2 - target]).add(fact_id)
@@ -461,12 +463,12 @@ class TermQuery:
         return found
 
 
-def _excluded(rules: list[tuple[int, Run | None, frozenset[str]]]) -> list[str]:
+def _excluded(low: str, rules: list[tuple[int, Run | None, frozenset[str]]]) -> list[str]:
     if len(rules) == 1:  # most ranges: one slot key, or one word's run
-        return [] if rules[0][1] is not None else sorted(rules[0][2])
+        return [] if rules[0][1] is not None else [low + t for t in sorted(rules[0][2])]
     if any(run is not None for _, run, _ in rules):
         return []
-    return sorted(frozenset.intersection(*(skip for _, _, skip in rules)))
+    return [low + t for t in sorted(frozenset.intersection(*(skip for _, _, skip in rules)))]
 
 
 def _meeting(groups_of: dict[str, set[int]], ask: Ask, count: Callable[[Ask], set[str]]
