@@ -49,7 +49,7 @@ IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction
 def _collection_paused() -> Iterator[None]:
     """The cyclic garbage collector off for one import batch, then back as it was."""
     # A batch leaves thousands of analysed texts in the text caches; a collection every few
-    # hundred of them would traverse every cached entry again (docs/scale.md, *Import*).
+    # hundred of them would traverse every cached entry again (docs/scale.md, round 13).
     was = gc.isenabled()
     gc.disable()
     try:
