@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -37,13 +38,17 @@ def env(tmp_path):
 class Terminal:
     def __init__(self, env, *args):
         self.name = f"ankita-{uuid.uuid4().hex[:8]}"
+        # A tmux server of its own: a shared one exits when its last session is killed, and a
+        # session started meanwhile fails ("server exited unexpectedly").
+        self.socket_dir = tempfile.mkdtemp(prefix="tmux")
+        self.tmux = ["tmux", "-S", os.path.join(self.socket_dir, "socket")]
         exports = " ".join(f"{k}={v}" for k, v in env.items())
         command = f"env {exports} {ANKITA} {' '.join(args)}; echo EXITED $?; sleep 30"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "150", "-y", "50",
-                        command], check=True)
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-x", "150",
+                        "-y", "50", command], check=True)
 
     def screen(self):
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name, "-S", "-200"],
+        return subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name, "-S", "-200"],
                               capture_output=True, text=True, check=True).stdout
 
     def wait_for(self, text, timeout=20):
@@ -55,10 +60,11 @@ class Terminal:
         raise AssertionError(f"never saw {text!r}; the screen:\n{self.screen()}")
 
     def type(self, line):
-        subprocess.run(["tmux", "send-keys", "-t", self.name, line, "Enter"], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, line, "Enter"], check=True)
 
     def close(self):
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
 def test_a_chat_in_a_terminal_remembers_asks_and_resumes(env):
