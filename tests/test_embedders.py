@@ -267,7 +267,7 @@ class GcWatch:
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_import_pauses_the_collector_for_its_writes_and_puts_it_back(tmp_path, enabled):
-    """The collector is off while a batch is written (docs/scale.md, *Import*) and as it was
+    """The collector is off while a batch is written (docs/scale.md, round 13) and as it was
     after, also when a write fails."""
     was = gc.isenabled()
     (gc.enable if enabled else gc.disable)()

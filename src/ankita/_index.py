@@ -414,7 +414,6 @@ class TermQuery:
         # (a slot key's tags that are our words), so that their postings are not read.
         self.ranges = [(low, high, _excluded(low, rules)) for (low, high), rules
                        in zip(keys, self._range_rules, strict=True)]
-        self._heads = [len(low) for low, _ in keys]  # a slot's tag follows its range's low
 
     def answer(self, rows: list[tuple[str, str | None, int]], count: Callable[[Ask], set[str]],
                terms_of: Callable[[list[str], Sequence[str]], list[tuple[str, str]]],
@@ -436,7 +435,7 @@ class TermQuery:
             if part < 0:
                 targets: Iterable[int] = self._exact.get(term, ())
             else:
-                cut = self._heads[part]
+                cut = len(self.ranges[part][0])  # a slot's tag follows its range's low
                 targets = [t for t, run, skip in self._range_rules[part]
                            if (run.counts(term) if run else term[cut:] not in skip)]
             for target in targets:
