@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ankita import AnkitaError, Embedder, Memory, Settings
-from ankita._bench import _embed_rate, _parts, run_size
+from ankita._bench import _embed_rate, _in_child, _parts, _peak_rss_mb, _serving, run_size
 from ankita._decision import compare_texts
 from ankita._index import index_terms
 from conftest import fresh_schema
@@ -290,9 +290,37 @@ def test_bench_command_prints_the_documented_json(db):
     run = report["runs"][0]
     for field in ("facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms",
                   "recall_p95_ms", "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup",
-                  "decisions_identical", "postings_load_s"):
+                  "decisions_identical", "postings_load_s", "serving_peak_rss_mb",
+                  "serving_remember_p50_ms", "serving_recall_p50_ms"):
         assert field in run, field
     assert run["facts"] == 60 and run["decisions_identical"] is True
+    assert run["serving_peak_rss_mb"] > 0 and run["serving_remember_p50_ms"] > 0
+
+
+def test_a_child_process_reports_its_own_peak_memory_not_its_parents():
+    """Linux carries `ru_maxrss` across exec: a child started by a bench process that holds a
+    large store would report that process's memory as its own."""
+    ballast = bytearray(256 * 2**20)
+    ballast[::4096] = b"\1" * len(range(0, len(ballast), 4096))  # resident, not just reserved
+    status, peak = _in_child(_peak_rss_mb)
+    assert status == "ok" and 0 < peak < 200, peak
+    assert _peak_rss_mb() > 256
+
+
+def test_the_serving_process_writes_and_recalls_on_the_built_store(tmp_path):
+    """The bench's serving figures come from writes that land in the built store and from
+    recalls that read it, each timed once."""
+    place = str(tmp_path / "built.db")
+    with Memory(place, embedder="none") as memory:
+        memory.remember("I live in Lyon")
+    served = _serving(place, "none", "auto", [("I drink tea at noon", "fact"),
+                                              ("I live in Lyon", "fact")], ["Lyon", "tea"])
+    assert len(served["remember_ms"]) == 2 and len(served["recall_ms"]) == 2
+    assert served["peak_rss_mb"] > 0
+    with Memory(place, embedder="none") as memory:
+        facts = memory.list()
+        assert sorted(f.text for f in facts) == ["I drink tea at noon", "I live in Lyon"]
+        assert [f.mentions for f in facts if f.text == "I live in Lyon"] == [2]
 
 
 def test_the_reference_runs_in_parts_and_still_reads_every_write(db):

@@ -1,8 +1,9 @@
 """`ankita bench`: build stores of generated facts and measure the write and recall paths.
 
 Each store size runs in its own child process, so its peak RSS is its own. Figures per size:
-remember and recall p50/p95 through the index, bulk import facts/s, peak RSS, and the same
-writes through the exhaustive reference (speed-up, and whether every decision matched).
+remember and recall p50/p95 through the index, bulk import facts/s, peak RSS, the same writes
+through the exhaustive reference (speed-up, and whether every decision matched), and a fresh
+process that serves the built store (its peak RSS, remember and recall p50).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import random
 import resource
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -171,6 +173,37 @@ def _reference_part(place: str, embedder: str, judge: str, writes: list[tuple[st
     return samples, decisions
 
 
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory, MB. Linux's VmHWM belongs to the running program;
+    `ru_maxrss` would also hold the RSS of the process it was started from (Linux carries it
+    across exec), which a child started by a large bench process must not report."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024  # bytes there, else KB
+
+
+def _serving(place: str, embedder: str, judge: str, writes: list[tuple[str, str]],
+             queries: list[str]) -> dict[str, Any]:
+    """A fresh process serving the built store: its writes' and recalls' milliseconds, and
+    its peak RSS (the model, the vectors and the postings it loads, and what they cost)."""
+    with Memory(place, embedder=embedder, judge=judge) as memory:
+        memory.recall("warm-up")
+        remember_ms, _, _ = _timed_writes(memory, writes)
+        recall_ms = []
+        for query in queries:
+            start = time.perf_counter()
+            memory.recall(query)
+            recall_ms.append((time.perf_counter() - start) * 1000)
+    return {"remember_ms": remember_ms, "recall_ms": recall_ms,
+            "peak_rss_mb": _peak_rss_mb()}
+
+
 def _parts(count: int, workers: int) -> list[tuple[int, int]]:
     """`count` writes cut into at most `workers` runs of consecutive writes."""
     size = -(-count // max(1, workers)) if count else 0
@@ -244,6 +277,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             embed_rate = _embed_rate(memory, [r["text"] for r in rows])
         tests = [generator.next() for _ in range(writes)]
         queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
+        later = [generator.next() for _ in range(writes)]  # the serving process's own writes
         compared = min(exhaustive_writes, writes)
         # The reference's writes, cut in parts that run side by side: each part starts from
         # a copy of the store as the index left it before the part's first write. If every
@@ -271,7 +305,12 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             # Once per process, inside one of the timed writes (docs/scale.md).
             load_s = memory._search.terms.load_seconds
         # Before the reference runs: its scan of every stored fact is not what a user runs.
-        peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak_rss = _peak_rss_mb()
+        # A process that only opens the store and serves it, as `ankita serve` does after an
+        # `ankita import`: its memory holds no import. Alone on the machine, like the above.
+        status, served = _in_child(_serving, main, embedder, judge, later, queries)
+        if status != "ok":
+            raise RuntimeError(f"the serving process failed: {served}")
         # The reference reads every stored text on every write: caches that hold them all.
         answers = _in_children(_reference_part, [
             (starts[at][0], embedder, judge, tests[at:end], starts[at][1])
@@ -293,6 +332,9 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             "recall_p95_ms": _percentile(recall_ms, 0.95),
             "import_facts_per_s": round(import_rate, 1),
             "peak_rss_mb": round(peak_rss, 1),
+            "serving_peak_rss_mb": round(served["peak_rss_mb"], 1),
+            "serving_remember_p50_ms": _percentile(served["remember_ms"], 0.5),
+            "serving_recall_p50_ms": _percentile(served["recall_ms"], 0.5),
             "postings_load_s": round(load_s, 3),
             "exhaustive_remember_p50_ms": _percentile(reference_ms, 0.5) if compared else None,
             "exhaustive_speedup": round(statistics.median(reference_ms)

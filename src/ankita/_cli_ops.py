@@ -66,8 +66,8 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, w
         return
     table = Table(title=f"ankita bench ({report['backend']}, embedder {esc(embedder)})")
     columns = ["facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms", "recall_p95_ms",
-               "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup", "decisions_identical",
-               "postings_load_s"]
+               "import_facts_per_s", "peak_rss_mb", "serving_peak_rss_mb", "exhaustive_speedup",
+               "decisions_identical", "postings_load_s"]
     if any("import_vs_embedder" in run for run in report["runs"]):
         columns.append("import_vs_embedder")
     for column in columns:
