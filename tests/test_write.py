@@ -158,6 +158,22 @@ def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, 
     assert (result.action == "conflict") is flagged, result.reason
 
 
+@pytest.mark.parametrize("a,b,why", [
+    # The frame is related; what keeps them apart is the names, and the reason says so.
+    ("Anna does not eat meat", "Marek eats meat", "but about different names ('anna' vs "
+                                                  "'marek')"),
+    ("Anna likes tea", "Marek does not like tea", "but about different names ('anna' vs "
+                                                  "'marek')"),
+    # Here the frame itself is too little.
+    ("I run on Sundays at the lake", "I swim on Wednesdays at the lake",
+     "is not about one subject (frame 0.33 < 0.55)"),
+])
+def test_a_disagreement_left_unflagged_says_what_kept_it_apart(memory, a, b, why):
+    """As `ankita compare` explains it (a write may not even meet the other fact)."""
+    comparison = memory.compare(a, b)
+    assert comparison.action == "create" and why in comparison.reason, comparison.reason
+
+
 @pytest.mark.parametrize("line,flagged", [(0.5, True), (0.55, False)])
 @pytest.mark.parametrize("a,b", [("Anna is 30", "Anna's son is 4"),
                                  ("Anna's son is 4", "Anna is 30")])
