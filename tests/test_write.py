@@ -158,6 +158,39 @@ def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, 
     assert (result.action == "conflict") is flagged, result.reason
 
 
+@pytest.mark.parametrize("a,b,flagged", [
+    # The whole predicate replaced after the subject: two things said of one person.
+    ("Tom likes hiking", "Tom owns a boat", False),
+    ("My brother eats meat", "My brother hates jazz", False),
+    ("My brother lives in Paris", "My brother eats meat", False),
+    # One value replaced in a frame that holds its verb or its object, or a bare number.
+    ("Anna loves jazz", "Anna hates jazz", True),
+    ("My sister is a doctor", "My sister is a teacher", True),
+    ("Anna is 30", "Anna is 31", True),
+    # A subject set apart by a comma is no sentence: the rest is its one value.
+    ("John Smith, the guitar", "John Smith, the piano", True),
+])
+def test_a_whole_predicate_replaced_is_two_things_about_one_person(memory, a, b, flagged):
+    memory.remember(a, kind="relationship")
+    result = memory.remember(b, kind="relationship")
+    assert (result.action == "conflict") is flagged, result.reason
+
+
+@pytest.mark.parametrize("a,b,flagged", [
+    ("My sister does not eat meat", "My brother eats meat", False),
+    ("My sister is vegetarian", "My brother is not vegetarian", False),
+    ("My sister does not eat meat", "My sister eats meat", True),
+    # An attribute of the user, whoever else the other fact names.
+    ("I am single", "My wife and I live in Oslo", True),
+])
+def test_a_negation_about_two_people_is_no_conflict(memory, a, b, flagged):
+    memory.remember(a)
+    result = memory.remember(b)
+    assert (result.action == "conflict") is flagged, result.reason
+    if not flagged and result.action == "created":
+        assert "different people" in memory.compare(a, b).reason
+
+
 @pytest.mark.parametrize("a,b,why", [
     # The frame is related; what keeps them apart is the names, and the reason says so.
     ("Anna does not eat meat", "Marek eats meat", "but about different names ('anna' vs "

@@ -233,7 +233,7 @@ def compare_texts(
     # two things ("My sister Anna moved to Lyon" / "My colleague Marek lives in Oslo"); and a
     # change that only ends something names what ended ("I quit working on Apollo" / "I work
     # on Zephyr").
-    apart = None
+    apart, names_are_values = None, False
     if conflicting:
         frames = frame_words(old_text, new_text, conflicting)
         names_are_values = any(f.check in ("value", "attribute") for f in conflicting) or (
@@ -281,7 +281,11 @@ def compare_texts(
         return result(CREATE, f"similar but disagreeing, and kinds differ ({new_kind}/{old_kind})")
     if not same_kind:
         return result(CREATE, f"different kinds ({new_kind}/{old_kind}) never conflict")
-    if conflicting and frame_score >= conflict_line and not apart:
+    # Two people do not disagree ("My sister does not eat meat" / "My brother eats meat"),
+    # unless what differs is a value or an attribute, which names whose it is ("I am single" /
+    # "My wife and I ...").
+    people_apart = different_people and not names_are_values
+    if conflicting and frame_score >= conflict_line and not apart and not people_apart:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
     if settings.detect_disagreement and (found := clause_conflict(
             new_text, old_text, new_kind, settings)):
@@ -293,6 +297,10 @@ def compare_texts(
             return result(CONFLICT, f"related ({score:.2f}) with lexical evidence")
         if method != "lexical":
             return result(CONFLICT, f"related by {method} ({score:.2f})")
+    if score >= conflict_line and conflicting and people_apart and frame_score >= conflict_line:
+        return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but about "
+                              f"different people ('{subject(old_text)}' / "
+                              f"'{subject(new_text)}')")
     if score >= conflict_line and conflicting and apart and frame_score >= conflict_line:
         return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but about "
                               f"different names ('{apart[0]}' vs '{apart[1]}')")

@@ -21,6 +21,7 @@ from ._text import (
     WRITE_CACHE,
     clauses,
     content_words,
+    names,
     number_value,
     statements,
     stem,
@@ -442,12 +443,28 @@ def check_value(a: str, b: str) -> list[Finding]:
     # bare number needs no frame ("Anna is 30" / "Mum turned 31" replace more than that).
     if not before_c and not (_only_numbers(tuple(old)) and _only_numbers(tuple(new))):
         return different
+    # Nor where the subject alone comes before and the span runs to the end: the whole
+    # predicate is replaced ("Tom [likes hiking]" / "Tom [owns a boat]", "My brother [eats
+    # meat]" / "... [hates jazz]"), two things said of one person. "Anna [loves] jazz" /
+    # "Anna [hates] jazz" keep their object, so that stays one value replaced; a subject set
+    # apart by a comma ("John, the guitar") is no sentence of its own.
+    if before[-1] not in FUNCTION_WORDS and _only_subject(a, b, before_c) \
+            and not any(w not in STOP_WORDS for w in ta[i2:]) \
+            and len(clauses(a)) == len(clauses(b)) == 1 \
+            and not (_only_numbers(tuple(old)) and _only_numbers(tuple(new))):
+        return different
     # Spans holding numbers may be long ("a 2015 Honda Civic" / "a 2019 Toyota Corolla").
     numbers = bool(_numbers(" ".join(old)) and _numbers(" ".join(new)))
     if not numbers and max(len(old_c), len(new_c)) > max(2, len(frame_c)):
         return different
     return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame",
                     words)]
+
+
+def _only_subject(a: str, b: str, words: list[str]) -> bool:
+    """Every one of `words` is a person one has ("brother") or a name in either text."""
+    named = names(a) | names(b)
+    return all(w in PEOPLE or stem(w) in named for w in words)
 
 
 @lru_cache(maxsize=TEXT_CACHE)
