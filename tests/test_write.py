@@ -169,6 +169,8 @@ def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, 
     ("Anna is 30", "Anna is 31", True),
     # A subject set apart by a comma is no sentence: the rest is its one value.
     ("John Smith, the guitar", "John Smith, the piano", True),
+    # Nothing before the span at all.
+    ("30 years", "31 years", True),
 ])
 def test_a_whole_predicate_replaced_is_two_things_about_one_person(memory, a, b, flagged):
     memory.remember(a, kind="relationship")
