@@ -171,6 +171,8 @@ def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, 
     ("John Smith, the guitar", "John Smith, the piano", True),
     # Nothing before the span at all.
     ("30 years", "31 years", True),
+    # A stated change replaces what the other side says of the person.
+    ("My brother lives in Paris", "My brother moved to Rome", True),
 ])
 def test_a_whole_predicate_replaced_is_two_things_about_one_person(memory, a, b, flagged):
     memory.remember(a, kind="relationship")

@@ -447,9 +447,11 @@ def check_value(a: str, b: str) -> list[Finding]:
     # predicate is replaced ("Tom [likes hiking]" / "Tom [owns a boat]", "My brother [eats
     # meat]" / "... [hates jazz]"), two things said of one person. "Anna [loves] jazz" /
     # "Anna [hates] jazz" keep their object, so that stays one value replaced; a subject set
-    # apart by a comma ("John, the guitar") is no sentence of its own.
+    # apart by a comma ("John, the guitar") is no sentence of its own; and a stated change
+    # replaces what the other side says ("Anna lives in Lyon" / "Anna moved to Paris").
     if before and before[-1] not in FUNCTION_WORDS and _only_subject(a, b, before_c) \
             and not any(w not in STOP_WORDS for w in ta[i2:]) \
+            and not change_words(a) and not change_words(b) \
             and len(clauses(a)) == len(clauses(b)) == 1 \
             and not (_only_numbers(tuple(old)) and _only_numbers(tuple(new))):
         return different
