@@ -175,9 +175,13 @@ def test_the_same_statement_about_two_named_things_is_no_conflict(memory, a, b, 
     ("My brother lives in Paris", "My brother moved to Rome", True),
 ])
 def test_a_whole_predicate_replaced_is_two_things_about_one_person(memory, a, b, flagged):
-    memory.remember(a, kind="relationship")
-    result = memory.remember(b, kind="relationship")
-    assert (result.action == "conflict") is flagged, result.reason
+    assert _flagged_after(memory, a, b, "relationship") == (flagged, a, b)
+
+
+def _flagged_after(memory, a, b, kind="fact"):
+    """Whether remembering `b` after `a` flags a conflict, with the pair (shown on failure)."""
+    memory.remember(a, kind=kind)
+    return memory.remember(b, kind=kind).action == "conflict", a, b
 
 
 @pytest.mark.parametrize("a,b,flagged", [
@@ -188,10 +192,8 @@ def test_a_whole_predicate_replaced_is_two_things_about_one_person(memory, a, b,
     ("I am single", "My wife and I live in Oslo", True),
 ])
 def test_a_negation_about_two_people_is_no_conflict(memory, a, b, flagged):
-    memory.remember(a)
-    result = memory.remember(b)
-    assert (result.action == "conflict") is flagged, result.reason
-    if not flagged and result.action == "created":
+    assert _flagged_after(memory, a, b) == (flagged, a, b)
+    if not flagged:
         assert "different people" in memory.compare(a, b).reason
 
 
