@@ -195,13 +195,19 @@ def _serving(place: str, embedder: str, judge: str, writes: list[tuple[str, str]
     with Memory(place, embedder=embedder, judge=judge) as memory:
         memory.recall("warm-up")
         remember_ms, _, _ = _timed_writes(memory, writes)
-        recall_ms = []
-        for query in queries:
-            start = time.perf_counter()
-            memory.recall(query)
-            recall_ms.append((time.perf_counter() - start) * 1000)
+        recall_ms = _timed_recalls(memory, queries)
     return {"remember_ms": remember_ms, "recall_ms": recall_ms,
             "peak_rss_mb": _peak_rss_mb()}
+
+
+def _timed_recalls(memory: Memory, queries: list[str]) -> list[float]:
+    """Each recall's milliseconds."""
+    samples = []
+    for query in queries:
+        start = time.perf_counter()
+        memory.recall(query)
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
 
 
 def _parts(count: int, workers: int) -> list[tuple[int, int]]:
@@ -297,11 +303,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
                 samples, decisions, order = _timed_writes(memory, tests[at:end], order)
                 remember_ms += samples
                 indexed += decisions
-            recall_ms = []
-            for query in queries:
-                start = time.perf_counter()
-                memory.recall(query)
-                recall_ms.append((time.perf_counter() - start) * 1000)
+            recall_ms = _timed_recalls(memory, queries)
             # Once per process, inside one of the timed writes (docs/scale.md).
             load_s = memory._search.terms.load_seconds
         # Before the reference runs: its scan of every stored fact is not what a user runs.

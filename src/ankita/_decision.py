@@ -297,13 +297,15 @@ def compare_texts(
             return result(CONFLICT, f"related ({score:.2f}) with lexical evidence")
         if method != "lexical":
             return result(CONFLICT, f"related by {method} ({score:.2f})")
-    if score >= conflict_line and conflicting and people_apart and frame_score >= conflict_line:
-        return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but about "
-                              f"different people ('{subject(old_text)}' / "
-                              f"'{subject(new_text)}')")
-    if score >= conflict_line and conflicting and apart and frame_score >= conflict_line:
-        return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but about "
-                              f"different names ('{apart[0]}' vs '{apart[1]}')")
+    if score >= conflict_line and conflicting and frame_score >= conflict_line:
+        # The frame is related, so what kept them apart is who or what they are about.
+        if people_apart:
+            return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but "
+                                  f"about different people ('{subject(old_text)}' / "
+                                  f"'{subject(new_text)}')")
+        if apart:
+            return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but "
+                                  f"about different names ('{apart[0]}' vs '{apart[1]}')")
     if score >= conflict_line and conflicting:
         return result(CREATE, f"related ({score:.2f}), but what disagrees ({why}) is not about "
                               f"one subject (frame {frame_score:.2f} < {conflict_line:.2f})")

@@ -441,7 +441,8 @@ def check_value(a: str, b: str) -> list[Finding]:
     # The replaced part must be a value that follows its frame, not the relation itself:
     # "I [live] in Lisbon" / "I [work] in Lisbon" are two attributes, not two values. Only a
     # bare number needs no frame ("Anna is 30" / "Mum turned 31" replace more than that).
-    if not before_c and not (_only_numbers(tuple(old)) and _only_numbers(tuple(new))):
+    bare_numbers = _only_numbers(tuple(old)) and _only_numbers(tuple(new))
+    if not before_c and not bare_numbers:
         return different
     # Nor where the subject alone comes before and the span runs to the end: the whole
     # predicate is replaced ("Tom [likes hiking]" / "Tom [owns a boat]", "My brother [eats
@@ -452,8 +453,7 @@ def check_value(a: str, b: str) -> list[Finding]:
     if before and before[-1] not in FUNCTION_WORDS and _only_subject(a, b, before_c) \
             and not any(w not in STOP_WORDS for w in ta[i2:]) \
             and not change_words(a) and not change_words(b) \
-            and len(clauses(a)) == len(clauses(b)) == 1 \
-            and not (_only_numbers(tuple(old)) and _only_numbers(tuple(new))):
+            and len(clauses(a)) == len(clauses(b)) == 1 and not bare_numbers:
         return different
     # Spans holding numbers may be long ("a 2015 Honda Civic" / "a 2019 Toyota Corolla").
     numbers = bool(_numbers(" ".join(old)) and _numbers(" ".join(new)))
