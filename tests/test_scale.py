@@ -13,7 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ankita import AnkitaError, Embedder, Memory, Settings
-from ankita._bench import _embed_rate, _in_child, _parts, _peak_rss_mb, _serving, run_size
+from ankita._bench import (
+    _embed_rate,
+    _in_child,
+    _parts,
+    _peak_rss_mb,
+    _serving,
+    import_bound,
+    run_size,
+)
 from ankita._decision import compare_texts
 from ankita._index import index_terms
 from conftest import fresh_schema
@@ -295,6 +303,8 @@ def test_bench_command_prints_the_documented_json(db):
         assert field in run, field
     assert run["facts"] == 60 and run["decisions_identical"] is True
     assert run["serving_peak_rss_mb"] > 0 and run["serving_remember_p50_ms"] > 0
+    # The import's thread spends at most the import's own time on the CPU (2% for rounding).
+    assert 0 < run["import_write_cpu_ms_per_fact"] <= 1020 / run["import_facts_per_s"]
 
 
 def test_a_child_process_reports_its_own_peak_memory_not_its_parents():
@@ -364,6 +374,16 @@ def test_bench_measures_the_embedders_own_throughput(tmp_path):
     """With an embedder, import is compared with what embedding alone reaches."""
     texts = [f"fact number {i}" for i in range(300)]
     with Memory(tmp_path / "a.db", embedder=Letters()) as memory:
-        assert _embed_rate(memory, texts) > 0
+        rate, cpu_ms = _embed_rate(memory, texts)
+        assert rate > 0 and cpu_ms > 0
     with Memory(tmp_path / "b.db", embedder="none") as memory:
         assert _embed_rate(memory, texts) is None
+
+
+def test_the_import_bound_shares_the_cores_and_keeps_the_writes_in_order():
+    # Two cores, 5 ms of CPU to embed a fact and 2.5 ms to write it: the cores' time binds.
+    assert import_bound(2.5, 5.0, 2) == pytest.approx(2000 / 7.5)
+    # Eight cores and slow writes: one writer, one fact after another, binds.
+    assert import_bound(3.0, 1.0, 8) == pytest.approx(1000 / 3)
+    assert import_bound(0.0, 4.0, 2) == pytest.approx(500)
+

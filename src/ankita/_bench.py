@@ -274,13 +274,15 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             judge_id = (memory.judge.model_id if memory.judge is not None
                         and memory.embedder is not None else "off")
             memory.remember("warm-up fact so that models and caches are loaded")
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             # The bulk import path (`ankita import`), which counts results as they come: a
             # list of every result would be the bench's memory, not the store's.
             counts = memory.import_rows(rows)
             import_rate = size / (time.perf_counter() - start)
+            # This thread only writes: an embedder runs in another one while it waits.
+            write_ms = (time.thread_time() - cpu) * 1000 / size
             facts = counts["created"] + counts["conflict"]  # a merge adds no fact
-            embed_rate = _embed_rate(memory, [r["text"] for r in rows])
+            embedding = _embed_rate(memory, [r["text"] for r in rows])
         tests = [generator.next() for _ in range(writes)]
         queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
         later = [generator.next() for _ in range(writes)]  # the serving process's own writes
@@ -345,22 +347,50 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             "exhaustive_parts": len(parts),
             "decisions_compared": compared,
             "decisions_identical": same,
-        } | ({"embedder_texts_per_s": round(embed_rate, 1),
-              "import_vs_embedder": round(import_rate / embed_rate, 2)} if embed_rate else {})
+            "import_write_cpu_ms_per_fact": round(write_ms, 3),
+        } | (_embedding_fields(import_rate, write_ms, *embedding) if embedding else {})
     finally:
         places.close()
 
 
-def _embed_rate(memory: Memory, texts: list[str], sample: int = 2048) -> float | None:
-    """The embedder's own throughput on the import's texts, in the import's batches: what an
-    import that is bound by embedding would reach."""
+def _embed_rate(memory: Memory, texts: list[str], sample: int = 2048
+                ) -> tuple[float, float] | None:
+    """The embedder's own throughput on the import's texts, in the import's batches (what an
+    import that is bound by embedding would reach), and the CPU time it spends on a text, over
+    all its threads."""
     if memory.embedder is None:
         return None
     chosen = texts[:sample]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for at in range(0, len(chosen), IMPORT_BATCH):
         memory.embedder.embed_batch(chosen[at:at + IMPORT_BATCH])
-    return len(chosen) / (time.perf_counter() - start)
+    return (len(chosen) / (time.perf_counter() - start),
+            (time.process_time() - cpu) * 1000 / len(chosen))
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def import_bound(write_ms: float, embed_ms: float, cores: int) -> float:
+    """The most facts/s an import can reach when each fact costs `embed_ms` of CPU to embed
+    (spread over any cores) and `write_ms` to write (one thread, in order): the cores' time
+    is shared by both, and the writes never run side by side."""
+    return min(cores * 1000 / (embed_ms + write_ms), 1000 / write_ms) if write_ms > 0 \
+        else cores * 1000 / embed_ms
+
+
+def _embedding_fields(import_rate: float, write_ms: float, embed_rate: float,
+                      embed_ms: float) -> dict[str, Any]:
+    bound = import_bound(write_ms, embed_ms, _cores())
+    return {"embedder_texts_per_s": round(embed_rate, 1),
+            "import_vs_embedder": round(import_rate / embed_rate, 2),
+            "embedder_cpu_ms_per_text": round(embed_ms, 3),
+            # What the import could reach on these cores at this write cost (docs/scale.md).
+            "import_bound_vs_embedder": round(min(bound, embed_rate) / embed_rate, 2)}
 
 
 def _child(queue: Any, target: Callable[..., Any], args: tuple[Any, ...]) -> None:

@@ -69,7 +69,7 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, w
                "import_facts_per_s", "peak_rss_mb", "serving_peak_rss_mb", "exhaustive_speedup",
                "decisions_identical", "postings_load_s"]
     if any("import_vs_embedder" in run for run in report["runs"]):
-        columns.append("import_vs_embedder")
+        columns += ["import_vs_embedder", "import_bound_vs_embedder"]
     for column in columns:
         table.add_column(column.replace("_", " "))
     for run in report["runs"]:
