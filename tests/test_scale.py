@@ -5,6 +5,7 @@ comparing every stored fact. Every decision must be identical: the action, the f
 and the facts flagged (ids mapped by creation order).
 """
 
+import math
 import os
 import random
 
@@ -305,6 +306,7 @@ def test_bench_command_prints_the_documented_json(db):
     assert run["serving_peak_rss_mb"] > 0 and run["serving_remember_p50_ms"] > 0
     # The import's thread spends at most the import's own time on the CPU (2% for rounding).
     assert 0 < run["import_write_cpu_ms_per_fact"] <= 1020 / run["import_facts_per_s"]
+    assert run["analysis_ms_per_fact"] > 0
 
 
 def test_a_child_process_reports_its_own_peak_memory_not_its_parents():
@@ -386,4 +388,4 @@ def test_the_import_bound_shares_the_cores_and_keeps_the_writes_in_order():
     # Eight cores and slow writes: one writer, one fact after another, binds.
     assert import_bound(3.0, 1.0, 8) == pytest.approx(1000 / 3)
     assert import_bound(0.0, 4.0, 2) == pytest.approx(500)
-
+    assert import_bound(0.0, 0.0, 2) == math.inf

@@ -8,6 +8,7 @@ process that serves the built store (its peak RSS, remember and recall p50).
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import random
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._index import index_terms
 from ._memory import IMPORT_BATCH, Memory
 from ._text import TEXT_CACHE
 
@@ -283,9 +285,11 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             write_ms = (time.thread_time() - cpu) * 1000 / size
             facts = counts["created"] + counts["conflict"]  # a merge adds no fact
             embedding = _embed_rate(memory, [r["text"] for r in rows])
-        tests = [generator.next() for _ in range(writes)]
-        queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
-        later = [generator.next() for _ in range(writes)]  # the serving process's own writes
+            tests = [generator.next() for _ in range(writes)]
+            queries = [generator.next()[0].split(" ", 2)[-1] for _ in range(writes)]
+            later = [generator.next() for _ in range(writes)]  # the serving process's writes
+            # Texts this process has not seen, with the caches as the import left them.
+            analysis_ms = _analysis_ms(memory, later)
         compared = min(exhaustive_writes, writes)
         # The reference's writes, cut in parts that run side by side: each part starts from
         # a copy of the store as the index left it before the part's first write. If every
@@ -348,6 +352,7 @@ def run_size(size: int, embedder: str, writes: int, exhaustive_writes: int,
             "decisions_compared": compared,
             "decisions_identical": same,
             "import_write_cpu_ms_per_fact": round(write_ms, 3),
+            "analysis_ms_per_fact": round(analysis_ms, 3),
         } | (_embedding_fields(import_rate, write_ms, *embedding) if embedding else {})
     finally:
         places.close()
@@ -368,6 +373,16 @@ def _embed_rate(memory: Memory, texts: list[str], sample: int = 2048
             (time.process_time() - cpu) * 1000 / len(chosen))
 
 
+def _analysis_ms(memory: Memory, facts: list[tuple[str, str]]) -> float:
+    """What a write computes from its text alone, before and for the store: the query of the
+    lexical tiers and the terms it is filed under, in ms a text."""
+    start = time.perf_counter()
+    for text, kind in facts:
+        memory._search.query(text, kind)
+        index_terms(text)
+    return (time.perf_counter() - start) * 1000 / max(1, len(facts))
+
+
 def _cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -379,8 +394,8 @@ def import_bound(write_ms: float, embed_ms: float, cores: int) -> float:
     """The most facts/s an import can reach when each fact costs `embed_ms` of CPU to embed
     (spread over any cores) and `write_ms` to write (one thread, in order): the cores' time
     is shared by both, and the writes never run side by side."""
-    return min(cores * 1000 / (embed_ms + write_ms), 1000 / write_ms) if write_ms > 0 \
-        else cores * 1000 / embed_ms
+    shared = cores * 1000 / (embed_ms + write_ms) if embed_ms + write_ms > 0 else math.inf
+    return min(shared, 1000 / write_ms) if write_ms > 0 else shared
 
 
 def _embedding_fields(import_rate: float, write_ms: float, embed_rate: float,

@@ -54,8 +54,7 @@ class CandidateSearch:
         """The stored facts that could change this write's decision (docs/scale.md)."""
         if self.mode == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
-        # Each clause of a chat turn may decide against a clause of a stored fact.
-        query = TermQuery(tuple(self._question(unit, kind) for unit in units(text)))
+        query = self.query(text, kind)
         source = self._postings(store)
         ids = query.answer(source.postings(self.user, query.terms, query.ranges,
                                            query.found_terms),
@@ -81,6 +80,11 @@ class CandidateSearch:
         ids |= {i for i, cos in near.items() if cos >= narrow.line}
         return [f for f in store.facts_by_ids(self.user, sorted(ids | near.keys()), links=False)
                 if f.id in ids or f.kind == kind]
+
+    def query(self, text: str, kind: str) -> TermQuery:
+        """What the lexical tiers ask the index for this text: built from the text alone."""
+        # Each clause of a chat turn may decide against a clause of a stored fact.
+        return TermQuery(tuple(self._question(unit, kind) for unit in units(text)))
 
     def _postings(self, store: SQLStore) -> SQLStore | TermIndex:
         """Where this lookup reads postings: the in-memory copy, caught up, once it pays."""
