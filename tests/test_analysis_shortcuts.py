@@ -22,6 +22,7 @@ from ankita._text import (
     _ONE_PRONOUN_BEFORE,
     _ORDINAL,
     _WITH_UNIT,
+    NEGATIONS,
     NUMBER_WORDS,
     number_value,
     stem,
@@ -88,11 +89,23 @@ def test_a_number_is_read_as_before(words):
                                  "these", "days", "not", "anymore", "quit", "i", "coffee"]),
                 max_size=8).map(" ".join))
 def test_change_phrases_are_found_as_before(text):
+    # Without a negation before them, every change word and phrase is found; a negation may
+    # only take some away ("not to give up").
     toks = tokens(text)
     found = {w for w in toks if w in CHANGE_OF_STATE} | {
         " ".join(p) for p in _CHANGE_PHRASES
         if any(toks[i:i + len(p)] == p for i in range(len(toks) - len(p) + 1))}
-    assert change_words(text) == found
+    if not NEGATIONS & set(toks):
+        assert change_words(text) == found
+    else:
+        assert change_words(text) <= found
+
+
+def test_a_negated_change_states_none():
+    assert change_words("Gina encourages him not to give up") == frozenset()
+    assert change_words("She told him not to let anything stop him") == frozenset()
+    # "not ... anymore" is still a change.
+    assert change_words("I do not use it anymore") == {"anymore"}
 
 
 # Words for texts where one span is replaced by another: stop words, filler, content words,

@@ -18,6 +18,8 @@ DEFAULT_STALE_AFTER_DAYS = 180.0
 DEFAULT_JUDGE_LINE = 0.98
 DEFAULT_JUDGE_FLOOR = 0.30
 DEFAULT_JUDGE_CANDIDATES = 2
+DEFAULT_LONG_MERGE_LINE = 0.91
+DEFAULT_MAX_CONFLICTS = 3
 
 # Cosine (merge line, conflict line) per embedding model, measured with `ankita eval` on the
 # development pairs (docs/embedders.md). Models not listed use the lexical lines as they are.
@@ -56,6 +58,12 @@ class Settings:
     judge_line: float = DEFAULT_JUDGE_LINE
     judge_floor: float = DEFAULT_JUDGE_FLOOR
     judge_candidates: int = DEFAULT_JUDGE_CANDIDATES
+    # A cosine merge between long facts (a sentence of more than CLAIM_WORDS content words)
+    # needs this score instead of the merge line: two long sentences on one topic score high
+    # while each holds something the other does not (docs/decisions.md, "On a stream").
+    long_merge_line: float = DEFAULT_LONG_MERGE_LINE
+    # One write is flagged against at most this many facts, the closest first.
+    max_conflicts: int = DEFAULT_MAX_CONFLICTS
 
     def __post_init__(self) -> None:
         _check_threshold("dedup_threshold", self.dedup_threshold)
@@ -64,6 +72,10 @@ class Settings:
             raise ConfigError("conflict_threshold must not be above dedup_threshold")
         _check_threshold("judge_line", self.judge_line)
         _check_threshold("judge_floor", self.judge_floor)
+        _check_threshold("long_merge_line", self.long_merge_line)
+        if isinstance(self.max_conflicts, bool) or not isinstance(self.max_conflicts, int) \
+                or not 1 <= self.max_conflicts <= 1000:
+            raise ConfigError("max_conflicts must be a whole number from 1 to 1000")
         if isinstance(self.judge_candidates, bool) or not isinstance(self.judge_candidates, int) \
                 or not 1 <= self.judge_candidates <= 20:
             raise ConfigError("judge_candidates must be a whole number from 1 to 20")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from ._attributes import attribute_keys
 from ._config import Settings
 from ._disagree import (
+    CLAIM_WORDS,
     Finding,
     clause_pairs,
     core_size,
@@ -15,8 +16,10 @@ from ._disagree import (
     frame_words,
     has_opposite_pair,
     may_conflict,
+    named_subjects_differ,
     only_ends,
     other_subjects,
+    polar_cue,
     share_a_slot,
     subject,
 )
@@ -36,7 +39,9 @@ from ._text import (
     inner_names,
     leading_name,
     names,
+    sentences,
     statements,
+    tokens,
 )
 
 MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
@@ -60,6 +65,9 @@ class Comparison:
     gates: tuple[tuple[str, bool], ...] = ()  # every gate of the decision, passed or not
     # Neither about different people nor about different named subjects.
     one_subject: bool = True
+    # Both facts short, of one clause (`one_claim`), or a negation, opposites or a stated
+    # change between them: where the judge's reading is worth a question to the user.
+    one_claim: bool = True
 
     @property
     def rank(self) -> tuple[int, float]:
@@ -96,6 +104,26 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
         return True
     jaccard = shared / (max(core_a, shared) + max(core_b, shared) - shared)
     return jaccard >= min(0.5, conflict_line)
+
+
+# Cosine says "the same subject" only of a short fact that states one thing: between two long
+# facts it measures a shared topic ("Caroline is learning the piano" / "Caroline became a
+# counsellor"), and on a stream every fact shares its topic with dozens (SPEC §4.4).
+NEW_WORDS_KEPT = 4  # see `compare_texts`
+FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
+
+
+def one_claim(text: str) -> bool:
+    """Each sentence short enough to say one thing: a chat turn of short sentences is read
+    sentence by sentence, while one long sentence ("Caroline went hiking last week and got
+    into a bad spot with some people") strings several things together."""
+    return all(len(content_words(part)) <= CLAIM_WORDS for part in sentences(text) or (text,))
+
+
+def who(text: str) -> str:
+    """Whom a fact is about, for a reason: "self", "my sister", "Caroline"."""
+    found = subject(text) or "?"
+    return found[5:].title() if found.startswith("name ") else found
 
 
 def _initials_of(name: str, text: str) -> bool:
@@ -156,6 +184,9 @@ def clause_conflict(new_text: str, old_text: str, kind: str, settings: Settings
                            content_words(new_text), inner_names)):
         return None
     for old_part, new_part in clause_pairs(old_text, new_text):
+        # A fragment ("John," or "climbing,") states nothing of its own.
+        if min(len(tokens(old_part)), len(tokens(new_part))) < FRAGMENT_TOKENS:
+            continue
         part = compare_texts(new_part, kind, old_part, kind, settings)
         if part.action == CONFLICT and all(
                 f.check in SEMANTIC_FRAME_CHECKS for f in part.findings
@@ -185,13 +216,23 @@ def compare_texts(
     dedup, conflict_line = settings.thresholds(new_kind)
     score, method = lex.score, "lexical"
     semantic: float | None = None
+    claims = one_claim(old_text) and one_claim(new_text)
     if cosine is not None:
         semantic = calibrate(cosine, settings.cosine_lines(embedder_model, new_kind),
                              (dedup, conflict_line))
         if semantic > score:
             score, method = semantic, f"embedding:{embedder_model}"
+            # Two long sentences on one topic score high by cosine while each says something
+            # the other does not: folding one into the other would lose it (SPEC §4.4).
+            # Unless the new fact adds few words of its own, which the merge keeps in history.
+            unmatched = len(lex.words_b) - len(lex.matches)
+            if not claims and unmatched > NEW_WORDS_KEPT:
+                dedup = max(dedup, settings.long_merge_line)
     same_kind = new_kind == old_kind
     different_people = other_subjects(old_text, new_text)
+    # A merge keeps one subject's fact: "Gina offered to help Jon" is not "Jon plans to work
+    # with Gina", though each names the other.
+    two_named = named_subjects_differ(old_text, new_text)
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
     conflicting: tuple[Finding, ...] = ()
@@ -222,7 +263,7 @@ def compare_texts(
             # so are "I moved to Lisbon" / "My colleague lives in Porto".
             if semantic is not None and all(f.check in SEMANTIC_FRAME_CHECKS
                                             for f in conflicting) \
-                    and not different_people:
+                    and not different_people and claims:
                 frame_score = max(frame_score, semantic)
 
     # A value or an attribute finding *is* the differing name ("my sister lives in Lyon" /
@@ -236,7 +277,10 @@ def compare_texts(
     apart, names_are_values = None, False
     if conflicting:
         frames = frame_words(old_text, new_text, conflicting)
-        names_are_values = any(f.check in ("value", "attribute") for f in conflicting) or (
+        # Unless the two facts open with two different names: then what differs is whose
+        # fact it is ("Locker 12 code is 4821" / "Locker 13 code is 4821").
+        names_are_values = not two_named and any(
+            f.check in ("value", "attribute") for f in conflicting) or (
             any(f.check == "change_of_state" for f in conflicting)
             and not leading_name(old_text) and not leading_name(new_text)
             and not (only_ends(old_text) or only_ends(new_text))
@@ -261,12 +305,13 @@ def compare_texts(
     def result(action: str, reason: str) -> Comparison:
         return Comparison(action, round(score, 6), method, lex, cosine, findings,
                           round(frame_score, 6), same_kind, reason, gates,
-                          one_subject=apart is None and not different_people)
+                          one_subject=apart is None and not different_people,
+                          one_claim=claims or polar_cue(old_text, new_text))
 
     why = "; ".join(str(f) for f in conflicting)
-    if score >= dedup and different_people:
+    if score >= dedup and (different_people or two_named):
         return result(CREATE, f"similar ({score:.2f}) but about different people "
-                              f"('{subject(old_text)}' / '{subject(new_text)}')")
+                              f"('{who(old_text)}' / '{who(new_text)}')")
     if score >= dedup:
         if not findings:
             return result(MERGE, f"same fact: {method} score {score:.2f} >= {dedup:.2f}")
@@ -284,10 +329,10 @@ def compare_texts(
     # Two people do not disagree ("My sister does not eat meat" / "My brother eats meat"),
     # unless what differs is a value or an attribute, which names whose it is ("I am single" /
     # "My wife and I ...").
-    people_apart = different_people and not names_are_values
+    people_apart = (different_people or two_named) and not names_are_values
     if conflicting and frame_score >= conflict_line and not apart and not people_apart:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
-    if settings.detect_disagreement and (found := clause_conflict(
+    if settings.detect_disagreement and not different_people and (found := clause_conflict(
             new_text, old_text, new_kind, settings)):
         old_part, new_part, why_part = found
         return result(CONFLICT, f"one clause of each disagrees ('{old_part}' / "
@@ -299,13 +344,13 @@ def compare_texts(
             return result(CONFLICT, f"related by {method} ({score:.2f})")
     if score >= conflict_line and conflicting and frame_score >= conflict_line:
         # The frame is related, so what kept them apart is who or what they are about.
-        if people_apart:
-            return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but "
-                                  f"about different people ('{subject(old_text)}' / "
-                                  f"'{subject(new_text)}')")
         if apart:
             return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but "
                                   f"about different names ('{apart[0]}' vs '{apart[1]}')")
+        if people_apart:
+            return result(CREATE, f"related ({score:.2f}) and they disagree ({why}), but "
+                                  f"about different people ('{who(old_text)}' / "
+                                  f"'{who(new_text)}')")
     if score >= conflict_line and conflicting:
         return result(CREATE, f"related ({score:.2f}), but what disagrees ({why}) is not about "
                               f"one subject (frame {frame_score:.2f} < {conflict_line:.2f})")
@@ -320,7 +365,7 @@ def judge_asks(comparison: Comparison, settings: Settings) -> bool:
     Not a pair whose words differ in one slot ("I use Neovim" / "I use tmux"): the rules read
     two things there, where the model assumes one slot holds one value."""
     return (settings.detect_disagreement and comparison.action == CREATE
-            and comparison.same_kind and comparison.one_subject
+            and comparison.same_kind and comparison.one_subject and comparison.one_claim
             and not any(f.check in MERGE_ONLY_CHECKS for f in comparison.findings)
             and comparison.cosine is not None and comparison.cosine >= settings.judge_floor)
 

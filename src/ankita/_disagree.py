@@ -7,12 +7,14 @@ shared frame it is the evidence for a conflict.
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ._attributes import attribute_conflicts, attribute_keys
-from ._similarity import match_words, words_match
+from ._similarity import SHORT_FACT_WORDS, match_words, words_match
 from ._text import (
     FUNCTION_WORDS,
     NEGATIONS,
@@ -21,8 +23,10 @@ from ._text import (
     WRITE_CACHE,
     clauses,
     content_words,
+    leading_name,
     names,
     number_value,
+    sentences,
     statements,
     stem,
     tokens,
@@ -41,6 +45,10 @@ class Finding:
     def __str__(self) -> str:
         return f"{self.check}: {self.detail}"
 
+
+# A fact of more content words than this states more than one thing: cosine no longer says
+# "the same subject", and a swap of two of its words is no swap of roles (SPEC §4.4).
+CLAIM_WORDS = 6
 
 _CLAUSE_END = {"but", "though", "although", "however", "while", "whereas", "yet", "because"}
 _SUBJECTS = frozenset({"i", "you", "he", "she", "we", "they"})
@@ -87,6 +95,9 @@ _OPPOSITES = [
     ("enjoy", "hate"),
     ("enjoy", "dislike"), ("sunrise", "sunset"),
 ]
+# Opposites that place something in time or space rather than name a value.
+_PARTICLES = frozenset({"before", "after", "in", "out", "on", "off", "up", "down", "into",
+                        "onto", "inside", "outside", "early", "late"})
 OPPOSITE_OF: dict[str, set[str]] = {}
 for _x, _y in _OPPOSITES:
     OPPOSITE_OF.setdefault(_x, set()).add(_y)
@@ -144,7 +155,8 @@ def _negated_words(text: str) -> frozenset[str]:
                 inside = False
             if word in NEGATIONS:
                 # "no longer"/"no more" are change of state, read by their own check.
-                if word == "no" and i + 1 < len(clause) and clause[i + 1] in {"longer", "more"}:
+                if word == "no" and i + 1 < len(clause) and clause[i + 1] in {"longer", "more",
+                                                                             "matter", "doubt"}:
                     continue
                 inside = True
                 # "nobody", "nothing": the negated thing is the subject; the rest is scope.
@@ -203,11 +215,24 @@ def slotted(word: str, opposite: str) -> bool:
     return word not in STOP_WORDS or opposite not in STOP_WORDS
 
 
+# Capitalised words that open a chat turn without naming anyone ("Haha, ...", "Wow I ...").
+_INTERJECTIONS = frozenset("""
+haha hahaha lol wow oh ooh hey hi hello yeah yes yep nope ok okay well hmm omg aw aww ah
+sure thanks cool nice great awesome honestly really actually sorry um uh totally definitely
+""".split())
+_PERSONAL = frozenset({"i", "me", "my", "mine", "myself", "you", "your", "yours", "we", "us",
+                       "our"})
+_LEADING_WORD = re.compile(r"\s*([^\W_]+)('s\b|\u2019s\b)?(\s*[,!?.:;])?")
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def subject(text: str) -> str | None:
-    """Who a fact is about, when its first words say: "self" ("I ...") or "my <person>" ("My
-    best friend ...", "My sister ..."); None when they do not (a name, a thing, "My favourite
-    colour ...", or a pronoun, which in a chat turn may stand for anything)."""
+    """Who a fact is about, when its first words say: "self" ("I ..."), "my <person>" ("My
+    best friend ...", "My sister ..."), or "name <name>" for a fact that opens with a name
+    ("Caroline is learning the piano"; "Locker 12 ..." keeps its number, which tells one
+    locker from another). None when they do not (a thing, "My favourite colour ...", a name
+    owning something, "Anna's sister ...", or a pronoun, which in a chat turn may stand for
+    anything)."""
     toks = tokens(text)
     if not toks:
         return None
@@ -216,17 +241,80 @@ def subject(text: str) -> str | None:
     if toks[0] in ("my", "our"):
         person = next((w for w in toks[1:3] if w in PEOPLE), None)
         return f"my {person}" if person else None
+    first = _LEADING_WORD.match(unicodedata.normalize("NFKC", text))
+    # Only a fact in the third person: in "Sounds fun! I love board games" the speaker is the
+    # subject, and a capital that opens a chat turn is mostly no name. A name followed by
+    # punctuation is an address or an interjection ("Anna, ..."), and "Enjoying ..." a verb.
+    if first and not first.group(2) and not first.group(3) and leading_name(text) \
+            and toks[0] not in _INTERJECTIONS and not toks[0].endswith("ing") \
+            and not _PERSONAL & set(toks) and len(toks) > 1:
+        number = number_value(toks, 1)
+        if number is not None:
+            return f"name {toks[0]} {number}"
+        # A name with its verb ("Caroline attended", "Gina lost", "Jon is"), not the first
+        # noun of a phrase ("Garden party tonight", "Dentist appointment on Friday").
+        if _verb_like(toks[1]):
+            return f"name {toks[0]}"
     return None
+
+
+_IRREGULAR_PAST = frozenset("""
+went took made lost found got ran saw gave felt met thought told won kept bought brought taught
+left said came became began wrote led held knew grew drew flew sold paid spent sent built
+""".split())
+
+
+def _verb_like(word: str) -> bool:
+    """Could be the verb after a subject: a function word ("is", "has", "will", "and"), a
+    third-person or past form ("believes", "attended"), or a common irregular past."""
+    return word in FUNCTION_WORDS or word in _IRREGULAR_PAST or (
+        len(word) > 3 and (word.endswith("ed") or (word.endswith("s")
+                                                    and not word.endswith("ss"))))
 
 
 def other_subjects(a: str, b: str) -> bool:
     """The two facts say, by their first words, that they are about different people, and
     neither names the other's person ("I live with my sister" / "My sister lives with me" are
-    one fact; "I live in Porto" / "My colleague lives in Porto" are two)."""
+    one fact; "I live in Porto" / "My colleague lives in Porto" are two). Two named subjects
+    are one only when each fact names the other's ("Jon thanks Gina" / "Gina supports Jon"):
+    "Calvin admires Dave's shop" says nothing of Dave's own that "Dave works at a shop" does."""
     sa, sb = subject(a), subject(b)
     if sa is None or sb is None or sa == sb:
         return False
-    return not any(s.startswith("my ") and mentions(s[3:], t) for s, t in ((sa, b), (sb, a)))
+    if sa.startswith("name ") and sb.startswith("name "):
+        return not (_names_subject(sa, b) and _names_subject(sb, a))
+    return not any(_names_subject(s, t) for s, t in ((sa, b), (sb, a)))
+
+
+def _short_claim(text: str) -> bool:
+    """One sentence of at most CLAIM_WORDS content words."""
+    return not sentences(text) and len(content_words(text)) <= CLAIM_WORDS
+
+
+def named_subjects_differ(a: str, b: str) -> bool:
+    """Both facts open with a name, and not the same one."""
+    sa, sb = subject(a), subject(b)
+    return bool(sa and sb and sa.startswith("name ") and sb.startswith("name ") and sa != sb)
+
+
+def _subject_words(text: str) -> frozenset[str]:
+    """The content words that only say who the fact is about ("Caroline" in "Caroline ...")."""
+    who = subject(text)
+    return frozenset(stem(w) for w in who[5:].split()) if who and who.startswith("name ") \
+        else frozenset()
+
+
+def _names_subject(who: str, text: str) -> bool:
+    """Does `text` name the subject `who` ("my sister", "name anna", "name locker 12")?"""
+    if who.startswith("my "):
+        return mentions(who[3:], text)
+    if who.startswith("name "):
+        toks = tokens(text)
+        words = who[5:].split()
+        # A subject with a number ("locker 12") is named by both, side by side.
+        return any(list(toks[i:i + len(words)]) == words or (
+            len(words) == 1 and stem(toks[i]) == stem(words[0])) for i in range(len(toks)))
+    return False
 
 
 def mentions(person: str, text: str) -> bool:
@@ -298,17 +386,114 @@ def check_opposites(a: str, b: str) -> list[Finding]:
                 # A negated opposite agrees: "I'm vegetarian" / "I don't eat meat".
                 if (stem(word) in neg_a) != (stem(opposite) in neg_b):
                     continue
+                # Opposites in two different slots say nothing against each other ("painted
+                # before the talk" / "went swimming after dinner"; "home" / "office" in
+                # unrelated clauses): a word beside them must be the same on both sides.
+                longest = max(len(content_words(a)), len(content_words(b)))
+                # Two particles ("before" / "after", "in" / "out") mostly place two events;
+                # they oppose each other only after the same word, the one they modify ("I
+                # wake up before 7" / "... after 7", "jumping into / out of the pool"), not
+                # "swimming after the talk" / "painting before the talk".
+                if {word, opposite} <= _PARTICLES and not {
+                        n for n in _beside(a, word, True) if n[0] == "<"} & _beside(
+                        b, opposite, True):
+                    continue
+                if longest > SHORT_FACT_WORDS and not _beside(a, word) & _beside(b, opposite) \
+                        and not match_words(_after(a, word), _after(b, opposite)):
+                    continue
                 return [Finding("opposites", f"'{word}' vs '{opposite}'", (word, opposite))]
     return []
 
 
+def _after(text: str, word: str) -> frozenset[str]:
+    """The content words after `word` in its clause: what it says something of ("love
+    visiting museums" / "hate concerts and museums")."""
+    target, found = stem(word), set()
+    for clause in clauses(text):
+        stems = [stem(w) for w in clause]
+        for i, form in enumerate(stems):
+            if form in (target, word):
+                found |= {stems[k] for k in range(i + 1, len(clause))
+                          if clause[k] not in STOP_WORDS and len(clause[k]) > 1}
+    return frozenset(found)
+
+
+def _beside(text: str, word: str, ends: bool = False) -> frozenset[str]:
+    """The stems just before and after each place of `word` (or a form of it) in the text,
+    within its clause, articles skipped; with `ends`, a clause's start and end count too."""
+    found: set[str] = set()
+    target = stem(word)
+    for clause in clauses(text):
+        seq = ["^", *(stem(w) for w in clause if w not in _ARTICLES), "$"]
+        for i in range(1, len(seq) - 1):
+            if seq[i] in (target, word):
+                found |= {f"<{seq[i - 1]}", f">{seq[i + 1]}"}
+    return frozenset(found) if ends else frozenset(f for f in found if f[1:] not in "^$")
+
+
+# Change words that a negation just before them does not undo: "I do not use it anymore" is
+# still a change, while "encourages him not to give up" states none.
+_NEGATABLE = frozenset(CHANGE_OF_STATE) - {"anymore", "now", "nowadays", "former", "formerly",
+                                           "ex", "instead"}
+
+
 @lru_cache(maxsize=TEXT_CACHE)
 def change_words(text: str) -> frozenset[str]:
-    toks = tokens(text)
-    found = {w for w in toks if w in CHANGE_OF_STATE}
-    # A phrase's first word is looked for first: most texts hold none of them.
-    found |= {" ".join(p) for p in _CHANGE_PHRASES if p[0] in toks and _has_phrase(toks, p)}
+    found: set[str] = set()
+    for clause in clauses(text):
+        for i, word in enumerate(clause):
+            negated = any(w in NEGATIONS for w in clause[max(0, i - 4):i])
+            if word in CHANGE_OF_STATE and not (negated and word in _NEGATABLE):
+                found.add(word)
+            for phrase in _CHANGE_PHRASES:
+                if clause[i:i + len(phrase)] == phrase and not (
+                        negated and phrase[0] in ("give", "gave", "giving", "given", "used")):
+                    found.add(" ".join(phrase))
     return frozenset(found)
+
+
+# Where the object of a change ends: "left his job as a banker | to pursue dancing".
+_SCOPE_END = frozenset({"to", "and", "but", "because", "so", "which", "who", "that", "while",
+                        "after", "before", "since", "when", "where", "despite", "although"})
+_SCOPE_WORDS = 4  # content words a change's object may hold
+_STARTS = frozenset({"started", "began", "again", "become", "became"})
+# A past habit says nothing of the present but of the very thing it names.
+_PAST = _STARTS | {"used to"}
+_CLAUSE_WIDE = frozenset({"now", "nowadays", "anymore", "any", "these", "days"})
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def change_scope(text: str) -> frozenset[str]:
+    """The slot whose value a stated change ends or replaces: the few content words after the
+    change word and the one just before it ("I quit coffee": coffee; "The deadline moved to
+    Wednesday": deadline, wednesday), or the whole clause for "now" or "anymore"; never the
+    subject ("Jon left his job" says nothing of Jon's other facts)."""
+    change = {w for p in change_words(text) for w in p.split()}
+    who = subject(text)
+    name = who.split()[1] if who and who.startswith("name ") else None
+    scope: set[str] = set()
+    for clause in clauses(text):
+        at = [i for i, w in enumerate(clause) if w in change]
+        if not at:
+            continue
+        start = 1 if clause[0] in _SUBJECTS or clause[0] == name else 0
+        kept = [k >= start and w not in STOP_WORDS and w not in change and len(w) > 1
+                for k, w in enumerate(clause)]
+        # "now", "anymore", "these days" change the whole clause ("I work from the office
+        # every day now"); a verb ("moved", "quit") changes what follows it.
+        if change & _CLAUSE_WIDE:
+            scope |= {stem(w) for w, keep in zip(clause, kept, strict=True) if keep}
+            continue
+        after: list[str] = []
+        for k in range(at[0] + 1, len(clause)):
+            if (after and clause[k] in _SCOPE_END) or len(after) == _SCOPE_WORDS:
+                break
+            if kept[k]:
+                after.append(stem(clause[k]))
+        # The word just before is what changed when it is no subject ("the deadline moved").
+        before = {stem(clause[at[0] - 1])} if at[0] and kept[at[0] - 1] else set()
+        scope |= set(after) | before
+    return frozenset(scope)
 
 
 def only_ends(text: str) -> bool:
@@ -330,6 +515,26 @@ def check_change_of_state(a: str, b: str) -> list[Finding]:
     if bool(ca) == bool(cb):
         return []
     side, words = ("first", ca) if ca else ("second", cb)
+    # A change conflicts only with a fact that holds the slot it changes (SPEC §4.4): "Anna
+    # is running for office again" says nothing against "Anna practises taekwondo".
+    scope, other = (change_scope(a), b) if ca else (change_scope(b), a)
+    # The other side says the same change, negated ("I am not moving to the UK"): that is
+    # the negation's finding, and the change's words are no difference of slot.
+    changed = {w for p in words for w in p.split()}
+    if changed <= set(tokens(other)):
+        return []
+    other_words = content_words(other) - _subject_words(other)
+    # The slot may be named by an opposite ("I'm vegetarian" / "I started eating meat"; "I'm
+    # married" / "we divorced").
+    opposed = {o for w in scope | changed for o in OPPOSITE_OF.get(w, ())} & _word_forms(other)
+    # A start ends nothing by itself: "Gina opened a store" / "Gina started a store" agree.
+    # It replaces only the opposite of what it starts. Any other change needs its slot named
+    # in the other fact, but for two short facts of one claim each, whose slot cosine may
+    # tell ("I no longer cycle to work" / "Biking to the office daily").
+    if not opposed and (words <= _STARTS or not (
+            match_words(scope, other_words) or (_short_claim(a) and _short_claim(b)
+                                                and not words <= _PAST))):
+        return []
     return [Finding("change_of_state", f"the {side} fact says '{', '.join(sorted(words))}'",
                     tuple(sorted(w for p in words for w in p.split())))]
 
@@ -609,7 +814,12 @@ def _swapped_roles(a: str, b: str) -> list[Finding]:
                 continue
             for v in shared:
                 if pos_a[x] < pos_a[v] < pos_a[y] and pos_b[y] < pos_b[v] < pos_b[x]:
-                    return [Finding("order", f"'{x}' and '{y}' swap places around '{v}'",
+                    # Two people in swapped roles mostly both hold ("Maria helps John" /
+                    # "John helps Maria"): not the same fact, and no contradiction.
+                    named = names(a) | names(b)
+                    long = max(len(content_words(a)), len(content_words(b))) > CLAIM_WORDS
+                    check = "different" if {x, y} <= named or long else "order"
+                    return [Finding(check, f"'{x}' and '{y}' swap places around '{v}'",
                                     (x, y))]
     return []
 

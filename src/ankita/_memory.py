@@ -290,6 +290,10 @@ class Memory:
                 if self.judge is not None and arrays and model:
                     found, judge_error = self._judged(store, text, kind, probes, arrays, model)
                     flagged += found
+                # The closest few only: a question about dozens of facts is no question, and
+                # a templated import would otherwise link every line to every other.
+                flagged = sorted(flagged, key=lambda cf: (-cf[0].frame_score, -cf[0].score,
+                                                          cf[1].id))[:self.settings.max_conflicts]
                 result = self._create(store, op, at, text, kind, pinned, source, flagged,
                                       scored, vector, model)
         if judge_error is not None:

@@ -43,6 +43,11 @@ _SUFFIXES = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ve", "have"), ("'l
              ("'d", "would"), ("'s", ""))
 _IRREGULAR = {"can't": ["can", "not"], "won't": ["will", "not"], "shan't": ["shall", "not"],
               "ain't": ["am", "not"], "cannot": ["can", "not"], "let's": ["let", "us"]}
+# Chat drops the apostrophe ("I dont drive"); the negation is still there.
+_IRREGULAR.update({f"{base}nt": [base, "not"] for base in (
+    "do", "does", "did", "is", "are", "was", "were", "have", "has", "had", "could", "would",
+    "should", "must")})
+_IRREGULAR.update({"cant": ["can", "not"], "wont": ["will", "not"]})
 
 NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,

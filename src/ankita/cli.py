@@ -339,12 +339,28 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
 @click.option("--by-source", is_flag=True, help="Also score each `source` separately.")
 @click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False),
               help="Also draw score distributions per gold label, thresholds marked (.png).")
+@click.option("--stream", is_flag=True,
+              help="FILE is a memory stream (LoCoMo JSON, or JSONL of {text, stream?}): write "
+                   "it in order into a fresh store per stream and score its merges and flags.")
+@click.option("--labels", "labels_path", default=None,
+              type=click.Path(exists=True, dir_okay=False),
+              help="With --stream: labelled pairs {conv|stream, a, b, label} to score against.")
+@click.option("--convs", default=None, help="With --stream: which streams, e.g. 0-2 or 0,3.")
 @json_option
 @click.pass_context
 def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_source: bool,
-          plot_path: str | None, as_json: bool) -> None:
-    """Score merge/conflict decisions on labelled pairs (default: the built-in set)."""
+          plot_path: str | None, stream: bool, labels_path: str | None, convs: str | None,
+          as_json: bool) -> None:
+    """Score merge/conflict decisions on labelled pairs (default: the built-in set), or on a
+    memory stream written in order (--stream)."""
     opts = ctx.find_root().obj
+    if stream or labels_path or convs:
+        if not stream or not file:
+            raise InvalidInput("--labels and --convs go with --stream FILE")
+        if plot_path or by_source:
+            raise InvalidInput("--plot and --by-source are for labelled pairs, not --stream")
+        _eval_stream(opts, file, labels_path, convs, plain, errors, as_json)
+        return
     if plot_path:
         from ._plot import check_can_plot
 
@@ -395,6 +411,54 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
                       f"{figures['wrong_merge_rate']:.1%}")
     for r in report.get("errors", []):
         console.print(esc(f"  {r['label']} -> {r['predicted']}: {r['a']} | {r['b']}"))
+
+
+def _eval_stream(opts: dict[str, Any], file: str, labels_path: str | None, convs: str | None,
+                 plain: bool, errors: bool, as_json: bool) -> None:
+    """`ankita eval --stream`: one fresh store per stream, written in order (`_stream`)."""
+    import tempfile
+
+    from ._stream import load_labels, load_streams, run_stream, select
+
+    streams = select(load_streams(file), convs)
+    labels = load_labels(labels_path) if labels_path else {}
+    inner = resolve_embedder(opts["embedder"])
+    name = inner.model_id if inner is not None else "none"
+    embedder: Embedder | str = "none"
+    if inner is not None:
+        texts = [t for s in streams for t, _ in s.facts]
+        embedder = Precomputed(inner, texts + [x for t in texts for x in sentences(t)])
+    with tempfile.TemporaryDirectory(prefix="ankita-stream-") as folder:
+
+        def fresh(one: Any) -> Memory:
+            # A file, as a user's store is: the candidate index and its tiers as they run.
+            return Memory(Path(folder) / f"{len(list(Path(folder).glob('*.db')))}.db",
+                          embedder=embedder, detect_disagreement=not plain,
+                          judge=opts["judge"])
+
+        report, flagged = run_stream(streams, labels, fresh)
+    report["embedder"] = name
+    if errors:
+        # Flags a person labelled otherwise, and flags nobody labelled yet (to label next).
+        report["errors"] = [f for f in flagged if f["label"] is None or f["label"] != (
+            "conflict" if f["action"] == "conflict" else "duplicate")]
+    if as_json:
+        _print_json(report)
+        return
+    console.print(
+        f"streams {report['streams']}  facts {report['facts']}  embedder {name}\n"
+        f"conflict writes {report['conflict_writes_per_1k']} per 1,000 facts, links "
+        f"{report['conflict_links_per_1k']} (on pairs labelled duplicate or neither: "
+        f"{report['false_conflict_links_per_1k']}); merges {report['merges_per_1k']}\n"
+        f"merge precision {report['merge_precision']}, conflict precision "
+        f"{report['conflict_precision']}; recall of labelled duplicates "
+        f"{report['duplicate_recall']}, of labelled conflicts {report['conflict_recall']}; "
+        f"flagged and unlabelled {report['flagged_unlabelled']}\n"
+        f"write p50 {report['write_p50_ms']} ms, p95 {report['write_p95_ms']} ms")
+    for f in report.get("errors", []):
+        console.print(esc(f"  {f['action']} ({f['label'] or 'unlabelled'}): {f['a']} | "
+                          f"{f['b']}\n    {f['reason']}"))
+
 
 
 @cli.command()
