@@ -23,14 +23,22 @@ from .cli import _memory, _print_json, console, err_console, json_option
               help="Facts each of those processes writes.")
 @click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False),
               help="Also draw latency against store size (.png).")
+@click.option("--real", "real_path", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Only the write cost of a real memory stream (LoCoMo JSON or JSONL of "
+                   "{text, stream?}), beside as many generated facts in the same run.")
 @json_option
 @click.pass_context
 def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, writers: int,
-          writer_writes: int, plot_path: str | None, as_json: bool) -> None:
+          writer_writes: int, plot_path: str | None, real_path: str | None,
+          as_json: bool) -> None:
     """Measure remember/recall latency, import rate and memory at several store sizes, and
     throughput with concurrent writer processes. With `--db postgresql://...` it runs on new
     schemas in that database (dropped afterwards); otherwise on temporary SQLite files."""
     from ._bench import bench as run_bench
+
+    if real_path:
+        _real_bench(ctx, real_path, as_json)
+        return
 
     try:
         size_list = [int(x) for x in sizes.split(",") if x.strip()]
@@ -82,6 +90,25 @@ def bench(ctx: click.Context, sizes: str, writes: int, exhaustive_writes: int, w
                       f"facts/s as different users, "
                       f"{c.get('same_user_facts_per_s', c.get('same_user_error'))} facts/s as "
                       "one user")
+
+
+def _real_bench(ctx: click.Context, path: str, as_json: bool) -> None:
+    """`ankita bench --real FILE`: what one write of a real fact costs (`real_write_cost`)."""
+    from ._bench import real_write_cost
+
+    opts = ctx.find_root().obj
+    report = real_write_cost(path, opts["embedder"], opts["judge"])
+    report["embedder"] = opts["embedder"]
+    if as_json:
+        _print_json(report)
+        return
+    console.print(f"{report['facts']} facts in {report['streams']} streams, embedder "
+                  f"{esc(str(opts['embedder']))}")
+    for label in ("real", "generated"):
+        console.print(f"  {label}: p50 {report[f'{label}_p50_ms']} ms, p95 "
+                      f"{report[f'{label}_p95_ms']} ms, CPU "
+                      f"{report[f'{label}_cpu_ms_per_write']} ms a write")
+    console.print(f"  real / generated CPU a write: {report['real_vs_generated_cpu']}x")
 
 
 @click.group()

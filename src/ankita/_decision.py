@@ -22,6 +22,7 @@ from ._disagree import (
     polar_cue,
     share_a_slot,
     subject,
+    subjects_differ,
 )
 from ._similarity import (
     SHORT_FACT_WORDS,
@@ -282,6 +283,7 @@ def compare_texts(
         names_are_values = not two_named and any(
             f.check in ("value", "attribute") for f in conflicting) or (
             any(f.check == "change_of_state" for f in conflicting)
+            and not subjects_differ(old_text, new_text)
             and not leading_name(old_text) and not leading_name(new_text)
             and not (only_ends(old_text) or only_ends(new_text))
             and min(len(n) for n in _unshared_names(old_text, new_text, *frames)) < 2)
@@ -329,7 +331,11 @@ def compare_texts(
     # Two people do not disagree ("My sister does not eat meat" / "My brother eats meat"),
     # unless what differs is a value or an attribute, which names whose it is ("I am single" /
     # "My wife and I ...").
-    people_apart = (different_people or two_named) and not names_are_values
+    # Naming the other's person makes one fact for a merge ("I live with my sister" / "My
+    # sister lives with me"), not one subject for a conflict ("My sister lives in Porto" /
+    # "I moved to Porto to be near my sister").
+    people_apart = (different_people or two_named or subjects_differ(old_text, new_text)) \
+        and not names_are_values
     if conflicting and frame_score >= conflict_line and not apart and not people_apart:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
     if settings.detect_disagreement and not different_people and (found := clause_conflict(

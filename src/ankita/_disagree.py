@@ -23,6 +23,7 @@ from ._text import (
     WRITE_CACHE,
     clauses,
     content_words,
+    inner_names,
     leading_name,
     names,
     number_value,
@@ -136,6 +137,9 @@ _MONTHS = {"january", "february", "march", "april", "may", "june", "july", "augu
 _WEEKDAY_STEMS = frozenset(stem(w) for w in _WEEKDAYS)
 _MONTH_STEMS = frozenset(stem(w) for w in _MONTHS)
 _ARTICLES = {"a", "an", "the", "some", "my", "our", "his", "her", "their", "your"}
+# Words between an opposite and what it modifies: "every morning", "this evening".
+_DETERMINERS = _ARTICLES | {"every", "each", "this", "that", "these", "those", "last", "next",
+                            "all", "both"}
 
 
 def _has_phrase(toks: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
@@ -291,6 +295,12 @@ def _short_claim(text: str) -> bool:
     return not sentences(text) and len(content_words(text)) <= CLAIM_WORDS
 
 
+def subjects_differ(a: str, b: str) -> bool:
+    """Both facts say by their first words whom they are about, and not the same person."""
+    sa, sb = subject(a), subject(b)
+    return bool(sa and sb and sa != sb)
+
+
 def named_subjects_differ(a: str, b: str) -> bool:
     """Both facts open with a name, and not the same one."""
     sa, sb = subject(a), subject(b)
@@ -399,22 +409,23 @@ def check_opposites(a: str, b: str) -> list[Finding]:
                         b, opposite, True):
                     continue
                 if longest > SHORT_FACT_WORDS and not _beside(a, word) & _beside(b, opposite) \
-                        and not match_words(_after(a, word), _after(b, opposite)):
+                        and not _head(a, word) & _head(b, opposite):
                     continue
                 return [Finding("opposites", f"'{word}' vs '{opposite}'", (word, opposite))]
     return []
 
 
-def _after(text: str, word: str) -> frozenset[str]:
-    """The content words after `word` in its clause: what it says something of ("love
-    visiting museums" / "hate concerts and museums")."""
+def _head(text: str, word: str) -> frozenset[str]:
+    """The first two content words after `word` in its clause, as (place, stem): what it
+    says something of, in order ("love visiting museums" / "hate museums")."""
     target, found = stem(word), set()
     for clause in clauses(text):
         stems = [stem(w) for w in clause]
         for i, form in enumerate(stems):
             if form in (target, word):
-                found |= {stems[k] for k in range(i + 1, len(clause))
-                          if clause[k] not in STOP_WORDS and len(clause[k]) > 1}
+                after = [stems[k] for k in range(i + 1, len(clause))
+                         if clause[k] not in STOP_WORDS and len(clause[k]) > 1]
+                found |= set(after[:1])
     return frozenset(found)
 
 
@@ -424,10 +435,12 @@ def _beside(text: str, word: str, ends: bool = False) -> frozenset[str]:
     found: set[str] = set()
     target = stem(word)
     for clause in clauses(text):
-        seq = ["^", *(stem(w) for w in clause if w not in _ARTICLES), "$"]
+        seq = ["^", *(stem(w) for w in clause if w not in _DETERMINERS), "$"]
         for i in range(1, len(seq) - 1):
             if seq[i] in (target, word):
-                found |= {f"<{seq[i - 1]}", f">{seq[i + 1]}"}
+                # A subject pronoun is beside every verb: it names no slot.
+                found |= {f"<{seq[i - 1]}"} if seq[i - 1] not in _SUBJECTS else set()
+                found |= {f">{seq[i + 1]}"}
     return frozenset(found) if ends else frozenset(f for f in found if f[1:] not in "^$")
 
 
@@ -457,6 +470,7 @@ _SCOPE_END = frozenset({"to", "and", "but", "because", "so", "which", "who", "th
                         "after", "before", "since", "when", "where", "despite", "although"})
 _SCOPE_WORDS = 4  # content words a change's object may hold
 _STARTS = frozenset({"started", "began", "again", "become", "became"})
+_MOVES = frozenset({"moved", "move", "moving", "relocated"})
 # A past habit says nothing of the present but of the very thing it names.
 _PAST = _STARTS | {"used to"}
 _CLAUSE_WIDE = frozenset({"now", "nowadays", "anymore", "any", "these", "days"})
@@ -493,6 +507,9 @@ def change_scope(text: str) -> frozenset[str]:
         # The word just before is what changed when it is no subject ("the deadline moved").
         before = {stem(clause[at[0] - 1])} if at[0] and kept[at[0] - 1] else set()
         scope |= set(after) | before
+    # A move changes where one lives, whatever the sentence says next.
+    if change & _MOVES:
+        scope |= {stem("live"), "home"}
     return frozenset(scope)
 
 
@@ -530,10 +547,13 @@ def check_change_of_state(a: str, b: str) -> list[Finding]:
     # A start ends nothing by itself: "Gina opened a store" / "Gina started a store" agree.
     # It replaces only the opposite of what it starts. Any other change needs its slot named
     # in the other fact, but for two short facts of one claim each, whose slot cosine may
-    # tell ("I no longer cycle to work" / "Biking to the office daily").
+    # tell ("I no longer cycle to work" / "Biking to the office daily"), unless the other
+    # names things the change does not ("Marta visited us in Lisbon" / "I moved to Porto").
     if not opposed and (words <= _STARTS or not (
             match_words(scope, other_words) or (_short_claim(a) and _short_claim(b)
-                                                and not words <= _PAST))):
+                                                and not words <= _PAST
+                                                and inner_names(other)
+                                                <= names(a if ca else b)))):
         return []
     return [Finding("change_of_state", f"the {side} fact says '{', '.join(sorted(words))}'",
                     tuple(sorted(w for p in words for w in p.split())))]
@@ -655,8 +675,13 @@ def check_value(a: str, b: str) -> list[Finding]:
     # "Anna [hates] jazz" keep their object, so that stays one value replaced; a subject set
     # apart by a comma ("John, the guitar") is no sentence of its own; and a stated change
     # replaces what the other side says ("Anna lives in Lyon" / "Anna moved to Paris").
+    # The same holds where the replaced span opens with the verb and is more than the verb,
+    # whatever follows ("My sister Marta [lives] in Porto" / "... [is a teacher] in Porto"):
+    # the relation changed. "Anna [loves] jazz" / "Anna [hates] jazz" keep the object.
     if before and before[-1] not in FUNCTION_WORDS and _only_subject(a, b, before_c) \
-            and not any(w not in STOP_WORDS for w in ta[i2:]) \
+            and (not any(w not in STOP_WORDS for w in ta[i2:])
+                 or ((_verb_like(old[0]) or _verb_like(new[0]))
+                     and (len(old) != len(new) or len(old) > 1))) \
             and not change_words(a) and not change_words(b) \
             and len(clauses(a)) == len(clauses(b)) == 1 and not bare_numbers:
         return different

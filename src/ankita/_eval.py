@@ -21,6 +21,16 @@ def builtin_pairs_path() -> Path:
     return Path(str(resources.files("ankita") / "data" / "pairs.jsonl"))
 
 
+def builtin_stream_path() -> Path:
+    """A short memory stream that ships with Ankita (written for this project)."""
+    return Path(str(resources.files("ankita") / "data" / "stream.jsonl"))
+
+
+def builtin_stream_labels_path() -> Path:
+    """Labelled pairs of the built-in stream."""
+    return Path(str(resources.files("ankita") / "data" / "stream_labels.jsonl"))
+
+
 def _check_pair(row: dict[str, Any]) -> None:
     if not all(isinstance(row.get(k), str) for k in ("a", "b", "label")):
         raise InvalidInput("needs string fields a, b and label")

@@ -292,8 +292,11 @@ class Memory:
                     flagged += found
                 # The closest few only: a question about dozens of facts is no question, and
                 # a templated import would otherwise link every line to every other.
-                flagged = sorted(flagged, key=lambda cf: (-cf[0].frame_score, -cf[0].score,
-                                                          cf[1].id))[:self.settings.max_conflicts]
+                # Ties go to the newest fact (what the user said last), then the id.
+                flagged = sorted(flagged, key=lambda cf: (cf[1].created_at, cf[1].id),
+                                 reverse=True)
+                flagged = sorted(flagged, key=lambda cf: (-cf[0].frame_score, -cf[0].score)
+                                 )[:self.settings.max_conflicts]
                 result = self._create(store, op, at, text, kind, pinned, source, flagged,
                                       scored, vector, model)
         if judge_error is not None:

@@ -174,11 +174,12 @@ def run_stream(streams: Iterable[Stream], labels: dict[tuple[str, str, str], str
                     assert result.merged_into is not None
                     others, action, want = [result.merged_into], "merge", "duplicate"
                 for other in others:
+                    # The stored text, or the text it was created with (a merge may have
+                    # grown it); under this stream's name, or none.
                     stored = memory.get(other).text
-                    key = (stream.name, stored, text)
-                    if key not in labels and (stream.name, original.get(other, ""), text) \
-                            in labels:
-                        key = (stream.name, original[other], text)
+                    candidates = [(name, a, text) for name in (stream.name, "")
+                                  for a in (stored, original.get(other, stored))]
+                    key = next((k for k in candidates if k in labels), candidates[0])
                     label = labels.get(key)
                     counts["conflict_links" if action == "conflict" else "merges"] += 1
                     if label is not None:
@@ -189,7 +190,7 @@ def run_stream(streams: Iterable[Stream], labels: dict[tuple[str, str, str], str
                     flagged.append({"stream": stream.name, "a": key[1], "b": text,
                                     "action": action, "label": label, "reason": result.reason})
     facts = counts["facts"]
-    mine = {k: v for k, v in labels.items() if k[0] in names}
+    mine = {k: v for k, v in labels.items() if k[0] in names or not k[0]}
     wanted = {label: {k for k, v in mine.items() if v == label}
               for label in ("conflict", "duplicate")}
     got = {label: {k for k, action in seen if action == kind}

@@ -25,7 +25,14 @@ from ._errors import (
     StoreError,
     UndoError,
 )
-from ._eval import Precomputed, builtin_pairs_path, evaluate, load_pairs
+from ._eval import (
+    Precomputed,
+    builtin_pairs_path,
+    builtin_stream_labels_path,
+    builtin_stream_path,
+    evaluate,
+    load_pairs,
+)
 from ._eval import by_source as source_report
 from ._jsonl import parse_object, read_jsonl
 from ._memory import Memory
@@ -341,7 +348,8 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
               help="Also draw score distributions per gold label, thresholds marked (.png).")
 @click.option("--stream", is_flag=True,
               help="FILE is a memory stream (LoCoMo JSON, or JSONL of {text, stream?}): write "
-                   "it in order into a fresh store per stream and score its merges and flags.")
+                   "it in order into a fresh store per stream and score its merges and flags "
+                   "(default: the built-in stream and its labels).")
 @click.option("--labels", "labels_path", default=None,
               type=click.Path(exists=True, dir_okay=False),
               help="With --stream: labelled pairs {conv|stream, a, b, label} to score against.")
@@ -355,8 +363,11 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
     memory stream written in order (--stream)."""
     opts = ctx.find_root().obj
     if stream or labels_path or convs:
-        if not stream or not file:
-            raise InvalidInput("--labels and --convs go with --stream FILE")
+        if not stream:
+            raise InvalidInput("--labels and --convs go with --stream")
+        if not file:  # the stream and labels that ship with Ankita
+            file, labels_path = str(builtin_stream_path()), labels_path or str(
+                builtin_stream_labels_path())
         if plot_path or by_source:
             raise InvalidInput("--plot and --by-source are for labelled pairs, not --stream")
         _eval_stream(opts, file, labels_path, convs, plain, errors, as_json)
