@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from ._config import Settings
 from ._models import NOTICE, Fact, Recall, RecalledFact
-from ._similarity import calibrate, match_words
+from ._similarity import match_words
 from ._sql import SQLStore
 from ._text import content_words
 from ._vectors import Nearby
@@ -25,18 +25,23 @@ def is_stale(fact: Fact, now: datetime, settings: Settings) -> bool:
     return now - confirmed > timedelta(days=settings.stale_after_days)
 
 
-def _semantic_scores(settings: Settings, semantic: tuple[str, Nearby] | None
-                     ) -> Callable[[str], float]:
-    """A fact's raw cosine (above the floor) mapped onto the lexical scale, else 0."""
+# How a fact's relevance is made of its scores (docs/decisions.md, "Recall"): tuned on the
+# LoCoMo dev conversations with `ankita eval --recall`. With vectors the cosine leads, and the
+# query's words in the fact (bm25, relative to the best match) break its near-ties; without,
+# the share of the query's words a fact holds and its bm25 count alike.
+DENSE_WEIGHTS = (0.8, 0.1, 0.3)  # cosine, word coverage, bm25
+LEXICAL_WEIGHTS = (0.0, 0.5, 0.5)
+
+
+def _semantic_scores(semantic: tuple[str, Nearby] | None) -> Callable[[str], float]:
+    """A fact's raw cosine with the query (at or above the floor), else 0."""
     if semantic is None:
         return lambda fact_id: 0.0
-    model, nearby = semantic
-    lines = settings.cosine_lines(model, "fact")
-    target = (settings.dedup_threshold, settings.conflict_threshold)
+    nearby = semantic[1]
 
     def similar(fact_id: str) -> float:
         cos = nearby.get(fact_id)
-        return calibrate(cos, lines, target) if cos is not None else 0.0
+        return cos if cos is not None else 0.0
     return similar
 
 
@@ -50,7 +55,8 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
     best_rank = min((r for _, r in hits), default=-1.0) or -1.0
     for fact, rank in hits:
         ranked[fact.id] = rank / best_rank if best_rank else 0.0
-    similar = _semantic_scores(settings, semantic)
+    similar = _semantic_scores(semantic)
+    w_cos, w_cover, w_bm25 = DENSE_WEIGHTS if semantic else LEXICAL_WEIGHTS
     # The nearest facts by meaning join the lexical hits, even with no word in common.
     close = semantic[1].best(SEARCH_WIDTH) if semantic else []
     if match or close:
@@ -68,7 +74,8 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
     def relevance(fact: Fact) -> float:
         coverage = (len(match_words(query_words, content_words(fact.text))) / len(query_words)
                     if query_words else 0.0)
-        score = max(0.7 * coverage + 0.3 * ranked.get(fact.id, 0.0), similar(fact.id))
+        score = (w_cos * similar(fact.id) + w_cover * coverage
+                 + w_bm25 * ranked.get(fact.id, 0.0))
         return score * (STALE_FACTOR if is_stale(fact, now, settings) else 1.0)
 
     pool = [f for f in candidates if not kinds or f.kind in kinds]

@@ -353,15 +353,26 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
 @click.option("--labels", "labels_path", default=None,
               type=click.Path(exists=True, dir_okay=False),
               help="With --stream: labelled pairs {conv|stream, a, b, label} to score against.")
-@click.option("--convs", default=None, help="With --stream: which streams, e.g. 0-2 or 0,3.")
+@click.option("--recall", "recall_set", is_flag=True,
+              help="FILE holds conversations and questions (LoCoMo JSON, or JSONL of {facts, "
+                   "questions}): write each one's facts, ask its questions, score hit@k/full@k.")
+@click.option("--k", "ks", default="5,10", show_default=True,
+              help="With --recall: the cut-offs, comma-separated.")
+@click.option("--convs", default=None,
+              help="With --stream or --recall: which streams, e.g. 0-2 or 0,3.")
 @json_option
 @click.pass_context
 def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_source: bool,
-          plot_path: str | None, stream: bool, labels_path: str | None, convs: str | None,
-          as_json: bool) -> None:
-    """Score merge/conflict decisions on labelled pairs (default: the built-in set), or on a
-    memory stream written in order (--stream)."""
+          plot_path: str | None, stream: bool, labels_path: str | None, recall_set: bool,
+          ks: str, convs: str | None, as_json: bool) -> None:
+    """Score merge/conflict decisions on labelled pairs (default: the built-in set), on a
+    memory stream written in order (--stream), or recall on questions (--recall)."""
     opts = ctx.find_root().obj
+    if recall_set:
+        if not file or stream or labels_path or plot_path or by_source or errors or plain:
+            raise InvalidInput("--recall takes FILE, and only --k, --convs and --json")
+        _eval_recall(opts, file, ks, convs, as_json)
+        return
     if stream or labels_path or convs:
         if not stream:
             raise InvalidInput("--labels and --convs go with --stream")
@@ -424,6 +435,60 @@ def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_so
         console.print(esc(f"  {r['label']} -> {r['predicted']}: {r['a']} | {r['b']}"))
 
 
+def _precomputed(opts: dict[str, Any], texts: list[str]) -> tuple[Embedder | str, str]:
+    """The chosen embedder with these texts (and their sentences) embedded in batches up
+    front, and its model id ("none" without one)."""
+    inner = resolve_embedder(opts["embedder"])
+    if inner is None:
+        return "none", "none"
+    return Precomputed(inner, texts + [x for t in texts for x in sentences(t)]), inner.model_id
+
+
+def _eval_recall(opts: dict[str, Any], file: str, ks: str, convs: str | None,
+                 as_json: bool) -> None:
+    """`ankita eval --recall`: one fresh store per conversation (`_recall_eval`)."""
+    import tempfile
+
+    from ._recall_eval import load_recall_set, run_recall
+    from ._stream import select
+
+    try:
+        cutoffs = sorted({int(k) for k in ks.split(",") if k.strip()})
+    except ValueError:
+        raise InvalidInput(f"--k takes whole numbers, got {ks!r}") from None
+    if not cutoffs or not all(1 <= k <= 200 for k in cutoffs):
+        raise InvalidInput("--k takes cut-offs from 1 to 200")
+    streams = select(load_recall_set(file), convs)
+    texts = [t for s in streams for t, _ in s.facts] + [q for s in streams
+                                                         for q, _, _ in s.questions]
+    embedder, name = _precomputed(opts, texts)
+    with tempfile.TemporaryDirectory(prefix="ankita-recall-") as folder:
+        report = run_recall(streams, lambda s: Memory(
+            Path(folder) / f"{len(list(Path(folder).glob('*.db')))}.db", embedder=embedder,
+            judge=opts["judge"]), cutoffs)
+    report["embedder"] = name
+    if as_json:
+        _print_json(report)
+        return
+    console.print(f"questions {report['questions']} over {report['facts']} facts  embedder "
+                  f"{name}  recall p50 {report['recall_p50_ms']} ms, p95 "
+                  f"{report['recall_p95_ms']} ms")
+    table = Table()
+    for column in ("", "all", *_recall_eval_categories()):
+        table.add_column(column)
+    for key in (f"{m}@{k}" for k in cutoffs for m in ("hit", "full")):
+        table.add_row(key, f"{report[key]:.3f}", *(
+            f"{report[f'{key}:{c}']:.3f}" if f"{key}:{c}" in report else "-"
+            for c in _recall_eval_categories()))
+    console.print(table)
+
+
+def _recall_eval_categories() -> list[str]:
+    from ._recall_eval import CATEGORIES
+
+    return list(CATEGORIES.values())
+
+
 def _eval_stream(opts: dict[str, Any], file: str, labels_path: str | None, convs: str | None,
                  plain: bool, errors: bool, as_json: bool) -> None:
     """`ankita eval --stream`: one fresh store per stream, written in order (`_stream`)."""
@@ -433,12 +498,7 @@ def _eval_stream(opts: dict[str, Any], file: str, labels_path: str | None, convs
 
     streams = select(load_streams(file), convs)
     labels = load_labels(labels_path) if labels_path else {}
-    inner = resolve_embedder(opts["embedder"])
-    name = inner.model_id if inner is not None else "none"
-    embedder: Embedder | str = "none"
-    if inner is not None:
-        texts = [t for s in streams for t, _ in s.facts]
-        embedder = Precomputed(inner, texts + [x for t in texts for x in sentences(t)])
+    embedder, name = _precomputed(opts, [t for s in streams for t, _ in s.facts])
     with tempfile.TemporaryDirectory(prefix="ankita-stream-") as folder:
 
         def fresh(one: Any) -> Memory:
