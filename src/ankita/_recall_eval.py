@@ -12,7 +12,7 @@ from typing import Any
 
 from ._errors import InvalidInput
 from ._memory import Memory
-from ._stream import Stream, load_streams
+from ._stream import Stream, load_streams, percentile
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -72,11 +72,6 @@ def load_recall_set(path: str | Path) -> list[Stream]:
     return streams
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
-
-
 def run_recall(streams: Iterable[Stream], make_memory: Callable[[Stream], Memory],
                ks: Sequence[int] = (5, 10)) -> dict[str, Any]:
     """hit@k (any evidence id among the top k recalled facts) and full@k (all of them),
@@ -112,6 +107,6 @@ def run_recall(streams: Iterable[Stream], make_memory: Callable[[Stream], Memory
             in_category = [m[key] for c, m in rows if c == category]
             if in_category:
                 report[f"{key}:{name}"] = round(sum(in_category) / len(in_category), 4)
-    report["recall_p50_ms"] = _percentile(took, 0.5)
-    report["recall_p95_ms"] = _percentile(took, 0.95)
+    report["recall_p50_ms"] = percentile(took, 0.5)
+    report["recall_p95_ms"] = percentile(took, 0.95)
     return report

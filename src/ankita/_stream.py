@@ -135,7 +135,8 @@ def _share(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile of the values (the sample at that rank), 0 for none."""
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
 
@@ -211,8 +212,8 @@ def run_stream(streams: Iterable[Stream], labels: dict[tuple[str, str, str], str
         "labelled_true_conflicts": len(wanted["conflict"]),
         "labelled_true_duplicates": len(wanted["duplicate"]),
         "flagged_unlabelled": sum(1 for key, _ in seen if key not in labels),
-        "write_p50_ms": _percentile(write_ms, 0.5),
-        "write_p95_ms": _percentile(write_ms, 0.95),
+        "write_p50_ms": percentile(write_ms, 0.5),
+        "write_p95_ms": percentile(write_ms, 0.95),
         **counts,
     }
     return report, flagged
