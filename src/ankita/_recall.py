@@ -79,7 +79,9 @@ def recall(store: SQLStore, user: str, query: str, limit: int,
         return score * (STALE_FACTOR if is_stale(fact, now, settings) else 1.0)
 
     pool = [f for f in candidates if not kinds or f.kind in kinds]
-    pool.sort(key=lambda f: (-relevance(f), f.id))
+    # Ties go to the fact confirmed last (what the user said most recently), then the id.
+    pool.sort(key=lambda f: (f.last_confirmed_at, f.id), reverse=True)
+    pool.sort(key=lambda f: -relevance(f))
     top = pool[:limit]
     linked = {f.id: f for f in store.facts_by_ids(user, sorted(f.id for f in top))}
     chosen: dict[str, tuple[Fact, float, bool]] = {}
