@@ -281,7 +281,8 @@ class Memory:
                                              cos, model), fact))
             merges = [(c, f) for c, f in scored if c.action == MERGE]
             if merges:
-                best = max(merges, key=lambda cf: cf[0].score)
+                # Of equal scores, the fact stored first: ids are random, creation is not.
+                best = min(merges, key=lambda cf: (-cf[0].score, cf[1].created_at, cf[1].id))
                 result = self._merge(store, op, at, text, pinned, source, *best, vector, model)
             else:
                 # Superseded facts are history: a new fact is not flagged against them.
