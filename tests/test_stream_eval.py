@@ -198,3 +198,15 @@ def test_dev_conversations_default_config_meet_the_stream_targets():
     # (0.912 / 0.534, docs/decisions.md) are guarded here so that neither slips back.
     assert report["merge_precision"] >= 0.90
     assert report["duplicate_recall"] >= 0.50
+
+
+def test_a_file_that_is_not_utf8_is_refused_by_every_eval(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"text": "caf\xe9"}\n')
+    good = write_jsonl(tmp_path / "s.jsonl", [{"text": "I live in Berlin"}])
+    for args in (["eval", str(bad)], ["eval", "--stream", str(bad)],
+                 ["eval", "--stream", good, "--labels", str(bad)],
+                 ["eval", "--recall", str(bad)]):
+        result = CliRunner().invoke(cli, ["--embedder", "none", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert "not UTF-8 text" in result.output and "Traceback" not in result.output

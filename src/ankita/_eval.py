@@ -9,7 +9,7 @@ from typing import Any
 
 from ._embedders import Embedder
 from ._errors import InvalidInput
-from ._jsonl import read_jsonl
+from ._jsonl import read_jsonl, read_text
 from ._memory import Memory
 
 LABELS = ("duplicate", "conflict", "neither")
@@ -40,8 +40,7 @@ def _check_pair(row: dict[str, Any]) -> None:
 
 def load_pairs(path: str | Path) -> list[dict[str, Any]]:
     """Read a JSONL file of {"a", "b", "label", "kind"?}; refuse malformed lines clearly."""
-    with open(path, encoding="utf-8") as handle:
-        pairs = read_jsonl(handle, str(path), _check_pair)
+    pairs = read_jsonl(read_text(path).splitlines(), str(path), _check_pair)
     if not pairs:
         raise InvalidInput(f"{path}: no pairs")
     return pairs

@@ -5,9 +5,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from ._errors import InvalidInput
+
+
+def read_text(path: str | Path) -> str:
+    """A whole input file as text, or a clear error: a file that is not UTF-8 is refused
+    before anything is read from it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot be read ({exc.strerror})") from None
 
 
 def parse_object(text: str, where: str) -> dict[str, Any]:

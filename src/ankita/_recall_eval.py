@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import InvalidInput
+from ._jsonl import read_text
 from ._memory import Memory
 from ._stream import Stream, load_streams, percentile
 
@@ -48,7 +49,7 @@ def _question_of(item: Any, number: int, where: str) -> tuple[str, frozenset[str
 def load_recall_set(path: str | Path) -> list[Stream]:
     """LoCoMo JSON (its observations and questions of categories 1-4), or JSONL with one
     conversation a line: {"facts": [...], "questions": [{"question", "evidence", "category"?}]}."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(path)
     if text.lstrip().startswith("["):
         streams = load_streams(path)
     else:

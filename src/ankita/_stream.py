@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import InvalidInput
-from ._jsonl import read_jsonl
+from ._jsonl import read_jsonl, read_text
 from ._memory import Memory
 
 STREAM_LABELS = ("duplicate", "conflict", "neither")
@@ -76,7 +76,7 @@ def _check_line(row: dict[str, Any]) -> None:
 def load_streams(path: str | Path) -> list[Stream]:
     """LoCoMo JSON (a list of conversations), or JSONL of {"text", "stream"?, "evidence"?}:
     lines of one `stream` name are one memory, in file order."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(path)
     if text.lstrip().startswith("["):
         try:
             data = json.loads(text)
@@ -121,8 +121,7 @@ def _check_label(row: dict[str, Any]) -> None:
 
 def load_labels(path: str | Path) -> dict[tuple[str, str, str], str]:
     """{(stream, a, b): label}; `conv` or `stream` names the stream ("" when neither)."""
-    with open(path, encoding="utf-8") as handle:
-        rows = read_jsonl(handle, str(path), _check_label)
+    rows = read_jsonl(read_text(path).splitlines(), str(path), _check_label)
     return {(str(r.get("conv") or r.get("stream") or ""), r["a"].strip(), r["b"].strip()):
             r["label"] for r in rows}
 
