@@ -66,9 +66,9 @@ class Comparison:
     gates: tuple[tuple[str, bool], ...] = ()  # every gate of the decision, passed or not
     # Neither about different people nor about different named subjects.
     one_subject: bool = True
-    # Both facts short, of one clause (`one_claim`), or a negation, opposites or a stated
-    # change between them: where the judge's reading is worth a question to the user.
-    one_claim: bool = True
+    # Both facts of one claim each (`one_claim`), or a negation, opposites or a stated change
+    # between them: where the judge's reading is worth a question to the user.
+    worth_judging: bool = True
 
     @property
     def rank(self) -> tuple[int, float]:
@@ -107,9 +107,6 @@ def could_conflict(old_text: str, new_text: str, lex: LexicalScore, score: float
     return jaccard >= min(0.5, conflict_line)
 
 
-# Cosine says "the same subject" only of a short fact that states one thing: between two long
-# facts it measures a shared topic ("Caroline is learning the piano" / "Caroline became a
-# counsellor"), and on a stream every fact shares its topic with dozens (SPEC §4.4).
 NEW_WORDS_KEPT = 4  # see `compare_texts`
 FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
 
@@ -117,7 +114,9 @@ FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a s
 def one_claim(text: str) -> bool:
     """Each sentence short enough to say one thing: a chat turn of short sentences is read
     sentence by sentence, while one long sentence ("Caroline went hiking last week and got
-    into a bad spot with some people") strings several things together."""
+    into a bad spot with some people") strings several things together. Cosine says "the same
+    subject" only between such facts: between two long ones it measures a shared topic, and
+    on a stream every fact shares its topic with dozens (SPEC §4.4)."""
     return all(len(content_words(part)) <= CLAIM_WORDS for part in sentences(text) or (text,))
 
 
@@ -234,6 +233,8 @@ def compare_texts(
     # A merge keeps one subject's fact: "Gina offered to help Jon" is not "Jon plans to work
     # with Gina", though each names the other.
     two_named = named_subjects_differ(old_text, new_text)
+    # Both of the above imply this: each fact says whom it is about, and not the same one.
+    subjects_apart = subjects_differ(old_text, new_text)
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
     conflicting: tuple[Finding, ...] = ()
@@ -283,7 +284,7 @@ def compare_texts(
         names_are_values = not two_named and any(
             f.check in ("value", "attribute") for f in conflicting) or (
             any(f.check == "change_of_state" for f in conflicting)
-            and not subjects_differ(old_text, new_text)
+            and not subjects_apart
             and not leading_name(old_text) and not leading_name(new_text)
             and not (only_ends(old_text) or only_ends(new_text))
             and min(len(n) for n in _unshared_names(old_text, new_text, *frames)) < 2)
@@ -308,7 +309,7 @@ def compare_texts(
         return Comparison(action, round(score, 6), method, lex, cosine, findings,
                           round(frame_score, 6), same_kind, reason, gates,
                           one_subject=apart is None and not different_people,
-                          one_claim=claims or polar_cue(old_text, new_text))
+                          worth_judging=claims or polar_cue(old_text, new_text))
 
     why = "; ".join(str(f) for f in conflicting)
     if score >= dedup and (different_people or two_named):
@@ -334,8 +335,7 @@ def compare_texts(
     # Naming the other's person makes one fact for a merge ("I live with my sister" / "My
     # sister lives with me"), not one subject for a conflict ("My sister lives in Porto" /
     # "I moved to Porto to be near my sister").
-    people_apart = (different_people or two_named or subjects_differ(old_text, new_text)) \
-        and not names_are_values
+    people_apart = subjects_apart and not names_are_values
     if conflicting and frame_score >= conflict_line and not apart and not people_apart:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
     if settings.detect_disagreement and not different_people and (found := clause_conflict(
@@ -371,7 +371,7 @@ def judge_asks(comparison: Comparison, settings: Settings) -> bool:
     Not a pair whose words differ in one slot ("I use Neovim" / "I use tmux"): the rules read
     two things there, where the model assumes one slot holds one value."""
     return (settings.detect_disagreement and comparison.action == CREATE
-            and comparison.same_kind and comparison.one_subject and comparison.one_claim
+            and comparison.same_kind and comparison.one_subject and comparison.worth_judging
             and not any(f.check in MERGE_ONLY_CHECKS for f in comparison.findings)
             and comparison.cosine is not None and comparison.cosine >= settings.judge_floor)
 

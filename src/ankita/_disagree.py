@@ -396,10 +396,6 @@ def check_opposites(a: str, b: str) -> list[Finding]:
                 # A negated opposite agrees: "I'm vegetarian" / "I don't eat meat".
                 if (stem(word) in neg_a) != (stem(opposite) in neg_b):
                     continue
-                # Opposites in two different slots say nothing against each other ("painted
-                # before the talk" / "went swimming after dinner"; "home" / "office" in
-                # unrelated clauses): a word beside them must be the same on both sides.
-                longest = max(len(content_words(a)), len(content_words(b)))
                 # Two particles ("before" / "after", "in" / "out") mostly place two events;
                 # they oppose each other only after the same word, the one they modify ("I
                 # wake up before 7" / "... after 7", "jumping into / out of the pool"), not
@@ -408,6 +404,10 @@ def check_opposites(a: str, b: str) -> list[Finding]:
                         n for n in _beside(a, word, True) if n[0] == "<"} & _beside(
                         b, opposite, True):
                     continue
+                # Opposites in two different slots say nothing against each other ("home" /
+                # "office" in unrelated clauses): beyond short facts, a word beside them, or
+                # the first one they say something of, must be the same on both sides.
+                longest = max(len(content_words(a)), len(content_words(b)))
                 if longest > SHORT_FACT_WORDS and not _beside(a, word) & _beside(b, opposite) \
                         and not _head(a, word) & _head(b, opposite):
                     continue
@@ -416,8 +416,8 @@ def check_opposites(a: str, b: str) -> list[Finding]:
 
 
 def _head(text: str, word: str) -> frozenset[str]:
-    """The first two content words after `word` in its clause, as (place, stem): what it
-    says something of, in order ("love visiting museums" / "hate museums")."""
+    """The first content word after each place of `word` in its clause, stemmed: what it
+    says something of ("love the album" / "hate the album")."""
     target, found = stem(word), set()
     for clause in clauses(text):
         stems = [stem(w) for w in clause]

@@ -449,7 +449,7 @@ def _eval_recall(opts: dict[str, Any], file: str, ks: str, convs: str | None,
     """`ankita eval --recall`: one fresh store per conversation (`_recall_eval`)."""
     import tempfile
 
-    from ._recall_eval import load_recall_set, run_recall
+    from ._recall_eval import CATEGORIES, load_recall_set, run_recall
     from ._stream import select
 
     try:
@@ -463,9 +463,7 @@ def _eval_recall(opts: dict[str, Any], file: str, ks: str, convs: str | None,
                                                          for q, _, _ in s.questions]
     embedder, name = _precomputed(opts, texts)
     with tempfile.TemporaryDirectory(prefix="ankita-recall-") as folder:
-        report = run_recall(streams, lambda s: Memory(
-            Path(folder) / f"{len(list(Path(folder).glob('*.db')))}.db", embedder=embedder,
-            judge=opts["judge"]), cutoffs)
+        report = run_recall(streams, _fresh_stores(folder, embedder, opts["judge"]), cutoffs)
     report["embedder"] = name
     if as_json:
         _print_json(report)
@@ -474,19 +472,25 @@ def _eval_recall(opts: dict[str, Any], file: str, ks: str, convs: str | None,
                   f"{name}  recall p50 {report['recall_p50_ms']} ms, p95 "
                   f"{report['recall_p95_ms']} ms")
     table = Table()
-    for column in ("", "all", *_recall_eval_categories()):
+    for column in ("", "all", *CATEGORIES.values()):
         table.add_column(column)
     for key in (f"{m}@{k}" for k in cutoffs for m in ("hit", "full")):
         table.add_row(key, f"{report[key]:.3f}", *(
             f"{report[f'{key}:{c}']:.3f}" if f"{key}:{c}" in report else "-"
-            for c in _recall_eval_categories()))
+            for c in CATEGORIES.values()))
     console.print(table)
 
 
-def _recall_eval_categories() -> list[str]:
-    from ._recall_eval import CATEGORIES
+def _fresh_stores(folder: str, embedder: Embedder | str, judge: str | None,
+                  plain: bool = False) -> Callable[[Any], Memory]:
+    """A new store file in `folder` for each stream asked for: a file, as a user's store is,
+    so the candidate index and its tiers run as they do in use."""
+    numbers = iter(range(1_000_000))
 
-    return list(CATEGORIES.values())
+    def fresh(stream: Any) -> Memory:
+        return Memory(Path(folder) / f"{next(numbers)}.db", embedder=embedder,
+                      detect_disagreement=not plain, judge=judge)
+    return fresh
 
 
 def _eval_stream(opts: dict[str, Any], file: str, labels_path: str | None, convs: str | None,
@@ -500,14 +504,8 @@ def _eval_stream(opts: dict[str, Any], file: str, labels_path: str | None, convs
     labels = load_labels(labels_path) if labels_path else {}
     embedder, name = _precomputed(opts, [t for s in streams for t, _ in s.facts])
     with tempfile.TemporaryDirectory(prefix="ankita-stream-") as folder:
-
-        def fresh(one: Any) -> Memory:
-            # A file, as a user's store is: the candidate index and its tiers as they run.
-            return Memory(Path(folder) / f"{len(list(Path(folder).glob('*.db')))}.db",
-                          embedder=embedder, detect_disagreement=not plain,
-                          judge=opts["judge"])
-
-        report, flagged = run_stream(streams, labels, fresh)
+        report, flagged = run_stream(streams, labels,
+                                     _fresh_stores(folder, embedder, opts["judge"], plain))
     report["embedder"] = name
     if errors:
         # Flags a person labelled otherwise, and flags nobody labelled yet (to label next).
