@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ._text import NEGATIONS, STOP_WORDS, TEXT_CACHE, clauses, number_value, stem
+from ._lexicon import NEGATIONS, STOP_WORDS
+from ._text import TEXT_CACHE, clauses, number_value, stem
 
 _STOP_VALUE = {"and", "but", "with", "because", "where", "so", "since", "for", "while", "who",
                "which", "that", "when", "as", "to", "now", "then", "after", "before", "until"}

@@ -24,6 +24,7 @@ from ._disagree import (
     subject,
     subjects_differ,
 )
+from ._language import language, reads
 from ._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,
@@ -41,6 +42,7 @@ from ._text import (
     leading_name,
     names,
     sentences,
+    shown_words,
     statements,
     tokens,
 )
@@ -213,6 +215,12 @@ def compare_texts(
     change the decision (for explanations, and to test that proof).
     """
     lex = lexical_score(old_text, new_text)
+    # A model trained on English scores "मुझे चाय पसंद है" and its negation 0.95: its cosine
+    # is no evidence on facts it cannot read, which are then compared by their words.
+    languages = sorted({language(old_text), language(new_text)})
+    model_reads = embedder_model is None or cosine is None or reads(embedder_model, languages)
+    if not model_reads:
+        cosine = None
     dedup, conflict_line = settings.thresholds(new_kind)
     score, method = lex.score, "lexical"
     semantic: float | None = None
@@ -296,6 +304,7 @@ def compare_texts(
         ("lexical evidence: >= 3 content words each, >= 2 agree, Jaccard >= 0.5",
          _lexical_evidence(lex)),
         ("cosine from vectors on both facts", cosine is not None),
+        (f"the model reads the facts' language ({', '.join(languages)})", model_reads),
         ("disagreement check on", settings.detect_disagreement),
         ("no disagreement found", not findings),
         (f"frame related: {frame_score:.2f} >= {conflict_line:.2f}",
@@ -307,7 +316,8 @@ def compare_texts(
 
     def result(action: str, reason: str) -> Comparison:
         return Comparison(action, round(score, 6), method, lex, cosine, findings,
-                          round(frame_score, 6), same_kind, reason, gates,
+                          round(frame_score, 6), same_kind,
+                          shown_words(reason, old_text, new_text), gates,
                           one_subject=apart is None and not different_people,
                           worth_judging=claims or polar_cue(old_text, new_text))
 

@@ -14,11 +14,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ._attributes import attribute_conflicts, attribute_keys
+from ._lexicon import FUNCTION_WORDS, NEGATIONS, STOP_WORDS
 from ._similarity import SHORT_FACT_WORDS, match_words, words_match
 from ._text import (
-    FUNCTION_WORDS,
-    NEGATIONS,
-    STOP_WORDS,
     TEXT_CACHE,
     WRITE_CACHE,
     clauses,

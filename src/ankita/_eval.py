@@ -21,6 +21,11 @@ def builtin_pairs_path() -> Path:
     return Path(str(resources.files("ankita") / "data" / "pairs.jsonl"))
 
 
+def builtin_multilingual_path() -> Path:
+    """Labelled pairs in twelve languages besides English (written for this project)."""
+    return Path(str(resources.files("ankita") / "data" / "pairs_multilingual.jsonl"))
+
+
 def builtin_stream_path() -> Path:
     """A short memory stream that ships with Ankita (written for this project)."""
     return Path(str(resources.files("ankita") / "data" / "stream.jsonl"))

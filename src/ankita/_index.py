@@ -69,7 +69,7 @@ NAME_BOUND = "nq:"
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "18"
+ANALYZER_VERSION = "19"
 
 
 @lru_cache(maxsize=TEXT_CACHE)

@@ -12,6 +12,8 @@ import unicodedata
 from functools import lru_cache
 
 from ._errors import ConfigError
+from ._language import CJK, WORD, foreign_names, foreign_tokens, language, word_forms
+from ._lexicon import FUNCTION_WORDS, STOP_WORDS
 
 
 def _text_cache() -> int:
@@ -35,8 +37,9 @@ WORDS_CACHE = max(65536, TEXT_CACHE)
 # text: a small cache, or a 100k-fact store holds gigabytes of it.
 WRITE_CACHE = 512
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_CLAUSE_BREAK = re.compile(r"[,;:.!?()\[\]\"]|\s-\s|\s—\s")
+# Words keep their combining marks (Devanagari vowel signs are marks, not separators).
+_WORD = WORD
+_CLAUSE_BREAK = re.compile(r"[,;:.!?()\[\]\"\u3001\u3002]|\s-\s|\s—\s")
 
 # Contraction suffixes and what they expand to; "'s" is dropped (possessive or "is").
 _SUFFIXES = (("n't", "not"), ("'m", "am"), ("'re", "are"), ("'ve", "have"), ("'ll", "will"),
@@ -75,34 +78,6 @@ _SPELLING = {"favourite": "favorite", "favourites": "favorites", "colour": "colo
 _SPELLING.update({k + "s": v + "s" for k, v in list(_SPELLING.items())
                   if k[-1] not in "sy" and not k.endswith("ing")})
 
-NEGATIONS = frozenset({"not", "no", "never", "nobody", "none", "nothing", "nowhere",
-                       "neither", "nor", "without", "noone"})
-
-# Function words: grammar, no content of their own.
-FUNCTION_WORDS = frozenset("""
-a an the and or but if so as of at by for from in into on onto to with within about above
-after again against all am are was were be been being is it its it's itself this that these
-those there here then than too very can could would should will shall may might must do does
-did doing done have has had having get gets got getting i me my mine myself we us our ours
-ourselves you your yours yourself he him his himself she her hers herself they them their
-theirs themselves what which who whom whose when where why how each every both few more most
-other some such only own same just also really actually basically quite pretty rather
-any anyone someone something anything everything one's let
-well yes yeah oh ok hi hello thanks thank sure maybe perhaps probably definitely
-still even ever because while though although up down out over off
-hey wow lol haha hmm ah um uh omg yay oops whoa
-""".split()) | NEGATIONS
-
-# Generic filler of personal facts: the seed's list ("use", "database", "project", "stuff")
-# and words that only say what sort of thing follows ("my browser is X" ~ "I use X").
-FILLER_WORDS = frozenset("""
-use uses used using usage database databases db project projects stuff thing things kind sort
-lot lots bit app apps application software tool tools browser editor ide os distro system
-called named name names please currently usually generally typically like prefer prefers
-preferred preference take takes taking took much many
-""".split())
-
-STOP_WORDS = FUNCTION_WORDS | FILLER_WORDS
 # "like" and "prefer" are filler for scoring ("I like X" ~ "X"); disagreement reads them.
 
 
@@ -126,7 +101,11 @@ def _expand(word: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=TEXT_CACHE)
 def tokens(text: str) -> tuple[str, ...]:
-    """All word tokens of `text`, contractions expanded, spellings folded."""
+    """All word tokens of `text`, contractions expanded, spellings folded; a fact in another
+    language than English is read by `_language` (its cue words glossed into English)."""
+    lang = language(text)
+    if lang != "en":
+        return foreign_tokens(text, lang)
     out: list[str] = []
     for raw in _WORD.findall(normalize(text)):
         for word in _expand(raw):
@@ -137,6 +116,10 @@ def tokens(text: str) -> tuple[str, ...]:
 
 def clauses(text: str) -> list[tuple[str, ...]]:
     """Tokens split at punctuation, so negation scope stops at a clause boundary."""
+    lang = language(text)
+    if lang != "en":
+        return [t for t in (foreign_tokens(part, lang) for part in _CLAUSE_BREAK.split(text))
+                if t]
     return [t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t]
 
 
@@ -247,6 +230,9 @@ def names(text: str) -> frozenset[str]:
     content words are. Sentence-initial words count too: a fact's first word is mostly its
     subject, and two subjects with different names are two different things."""
     content = content_words(text)
+    lang = language(text)
+    if lang != "en":
+        return frozenset(stem(w) for w in foreign_names(text, lang)) & content
     forms = (_name_form(raw) for raw in _WORD.findall(unicodedata.normalize("NFKC", text)))
     return frozenset(f for f in forms if f is not None and f in content)
 
@@ -256,6 +242,9 @@ def inner_names(text: str) -> frozenset[str]:
     """The names written with a capital letter inside a sentence, not at its start: in a chat
     turn, a capital that opens a sentence is mostly an interjection ("Ha", "Honestly")."""
     content = content_words(text)
+    lang = language(text)
+    if lang != "en":
+        return frozenset(stem(w) for w in foreign_names(text, lang)[1:]) & content
     found: set[str] = set()
     for sentence in _SENTENCE_END.split(unicodedata.normalize("NFKC", text.strip())):
         for raw in _WORD.findall(sentence)[1:]:
@@ -267,6 +256,10 @@ def inner_names(text: str) -> frozenset[str]:
 
 def leading_name(text: str) -> bool:
     """Does the text open with a name ("Anna quit smoking"), its subject?"""
+    lang = language(text)
+    if lang != "en":
+        first_token = foreign_tokens(text, lang)[:1]
+        return bool(first_token) and stem(first_token[0]) in names(text)
     first = _WORD.search(unicodedata.normalize("NFKC", text))
     return first is not None and _name_form(first.group()) in names(text)
 
@@ -294,3 +287,22 @@ def acronyms(text: str) -> frozenset[str]:
             run = ""
     runs.append(run)
     return frozenset(r for r in runs if len(r) >= 2)
+
+
+_QUOTED = re.compile(r"'([^']*)'")
+
+
+def shown_words(reason: str, *texts: str) -> str:
+    """A reason with the stemmed words of facts not in English shown as written ('दिल्ल' ->
+    'दिल्ली'): a user reads words, not stems. English reasons are left as they are."""
+    forms: dict[str, str] = {}
+    for text in texts:
+        lang = language(text)
+        if lang != "en" and lang not in CJK:
+            for token, raw in word_forms(text, lang):
+                forms.setdefault(token, raw)
+                forms.setdefault(stem(token), raw)
+    if not forms:
+        return reason
+    return _QUOTED.sub(lambda m: "'" + " ".join(forms.get(w, w) for w in m.group(1).split())
+                       + "'", reason)

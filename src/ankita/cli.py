@@ -27,6 +27,7 @@ from ._errors import (
 )
 from ._eval import (
     Precomputed,
+    builtin_multilingual_path,
     builtin_pairs_path,
     builtin_stream_labels_path,
     builtin_stream_path,
@@ -344,6 +345,9 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
 @click.option("--errors", is_flag=True, help="Also list every pair decided wrongly.")
 @click.option("--plain", is_flag=True, help="Plain rules only (no disagreement check).")
 @click.option("--by-source", is_flag=True, help="Also score each `source` separately.")
+@click.option("--multilingual", is_flag=True,
+              help="Score the built-in pairs in twelve languages besides English, per language "
+                   "(implies --by-source).")
 @click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False),
               help="Also draw score distributions per gold label, thresholds marked (.png).")
 @click.option("--stream", is_flag=True,
@@ -363,11 +367,16 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
 @json_option
 @click.pass_context
 def eval_(ctx: click.Context, file: str | None, errors: bool, plain: bool, by_source: bool,
-          plot_path: str | None, stream: bool, labels_path: str | None, recall_set: bool,
-          ks: str, convs: str | None, as_json: bool) -> None:
+          multilingual: bool, plot_path: str | None, stream: bool, labels_path: str | None,
+          recall_set: bool, ks: str, convs: str | None, as_json: bool) -> None:
     """Score merge/conflict decisions on labelled pairs (default: the built-in set), on a
     memory stream written in order (--stream), or recall on questions (--recall)."""
     opts = ctx.find_root().obj
+    if multilingual:
+        if file or stream or labels_path or recall_set or convs:
+            raise InvalidInput("--multilingual scores the built-in multilingual pairs: no FILE, "
+                               "--stream or --recall")
+        file, by_source = str(builtin_multilingual_path()), True
     if recall_set:
         if not file or stream or labels_path or plot_path or by_source or errors or plain:
             raise InvalidInput("--recall takes FILE, and only --k, --convs and --json")
