@@ -18,11 +18,11 @@ from ankita._disagree import (
     value_spans,
 )
 from ankita._index import lookup_for
+from ankita._lexicon import NEGATIONS
 from ankita._text import (
     _ONE_PRONOUN_BEFORE,
     _ORDINAL,
     _WITH_UNIT,
-    NEGATIONS,
     NUMBER_WORDS,
     number_value,
     stem,

@@ -48,6 +48,9 @@ def test_a_hindi_reason_prints_whole_words():
     assert result.exit_code == 0, result.output
     assert result.output.startswith("conflict")
     assert "'दिल्ली' vs 'मुंबई'" in result.output
+    explained = CliRunner().invoke(cli, ["--embedder", "none", "compare", "--explain",
+                                         "मैं दिल्ली में रहता हूँ", "मैं मुंबई में रहता हूँ"])
+    assert "finding: value: 'दिल्ली' vs 'मुंबई'" in explained.output
 
 
 def test_numbers_in_other_scripts_are_numbers():
@@ -90,6 +93,11 @@ def test_the_english_model_is_not_trusted_on_other_languages():
     assert reads("local:minilm-l6-int8", ["en"])
     assert not reads("local:minilm-l6-int8", ["en", "hi"])
     assert reads("ollama:some-multilingual-model", ["hi"])
+    # English models by name: Cloudflare's default, Ollama's MiniLM; a multilingual MiniLM reads.
+    assert not reads("cloudflare:@cf/baai/bge-base-en-v1.5", ["de"])
+    assert not reads("ollama:all-minilm", ["ru"])
+    assert reads("openai:paraphrase-multilingual-minilm-l12-v2", ["ru"])
+    assert reads("cloudflare:@cf/baai/bge-m3", ["zh"])
     result = CliRunner().invoke(cli, ["compare", "--explain", "--json",
                                       "मुझे चाय पसंद है", "मुझे चाय पसंद नहीं है"])
     assert result.exit_code == 0, result.output

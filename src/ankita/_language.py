@@ -34,14 +34,22 @@ from ._lexicon import (
 LANGUAGES = ("en", "hi", "hi-latn", "de", "es", "fr", "pt", "it", "nl", "ru", "id", "zh", "ja")
 _LATIN = ("de", "es", "fr", "pt", "it", "nl", "id")
 CJK = frozenset({"zh", "ja"})
-# Packaged models trained on English text only; any other model is trusted with every language
-# (a remote model is the user's choice, and we cannot know what it read).
+# Models trained on English text only, by name: the two packaged ones, any MiniLM or "-en"
+# model that does not say multilingual (Cloudflare's default bge-base-en-v1.5, Ollama's
+# all-minilm), and Ollama's common English embedders. Any other model is trusted with every
+# language (a remote model is the user's choice, and we cannot know what it read).
 ENGLISH_ONLY_MODELS = frozenset({"local:minilm-l6-int8", "local:paraphrase-minilm-l3"})
+_ENGLISH_NAME = re.compile(r"minilm|(?<![a-z])en(?![a-z])|nomic-embed-text|mxbai-embed-large")
 
 
 def reads(model_id: str, languages: list[str]) -> bool:
     """Can this embedding model's cosine be trusted on facts in these languages?"""
-    return model_id not in ENGLISH_ONLY_MODELS or all(lang == "en" for lang in languages)
+    if all(lang == "en" for lang in languages):
+        return True
+    name = model_id.lower()
+    english = model_id in ENGLISH_ONLY_MODELS or (
+        bool(_ENGLISH_NAME.search(name)) and "multilingual" not in name)
+    return not english
 
 
 def _mark_ranges() -> str:

@@ -38,7 +38,7 @@ from ._eval import by_source as source_report
 from ._jsonl import parse_object, read_jsonl
 from ._memory import Memory
 from ._models import Fact
-from ._text import sentences
+from ._text import sentences, shown_words
 from ._validate import check_import_row
 
 T = TypeVar("T")
@@ -332,7 +332,7 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
                       f"containment {c.lexical.containment:.2f}, short link "
                       f"{c.lexical.short_link:.2f} -> {c.lexical.winner}")
         for finding in c.findings:
-            console.print(f"  finding: {esc(str(finding))}")
+            console.print(f"  finding: {esc(shown_words(str(finding), a, b))}")
         if c.findings:
             console.print(f"  frame score without the disagreeing words: {c.frame_score:.2f}")
         for name, passed in c.gates:
