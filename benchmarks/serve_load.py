@@ -2,7 +2,9 @@
 
 Starts the server as a child process on a free port (its own store, one token per client
 user), then runs N client threads, each alternating POST /v1/facts and POST /v1/recall for a
-fixed time. Prints JSON: requests/s, latency percentiles, and the error count (must be 0).
+fixed time. Prints JSON: requests/s, latency percentiles, the error count, and `lost`: writes
+the server acknowledged whose fact or history event is missing from the store once the server
+has stopped (both must be 0).
 
     python benchmarks/serve_load.py [--clients 8] [--seconds 20] [--embedder none|local]
 """
@@ -60,6 +62,7 @@ def main() -> None:
             time.sleep(0.1)
     latencies: list[float] = []
     errors: list[str] = []
+    acknowledged: list[tuple[int, str, int]] = []  # (client, fact id, event id)
     lock = threading.Lock()
     stop = time.perf_counter() + args.seconds
 
@@ -76,6 +79,11 @@ def main() -> None:
                         response = http.request(method, path, json=body)
                         ok = response.status_code == 200
                         detail = response.text[:200]
+                        if ok and path == "/v1/facts":
+                            result = response.json()
+                            with lock:
+                                acknowledged.append((i, result["fact"]["id"],
+                                                     result["event_id"]))
                     except httpx.HTTPError as exc:
                         ok, detail = False, repr(exc)
                     elapsed = (time.perf_counter() - start) * 1000
@@ -93,13 +101,33 @@ def main() -> None:
     wall = time.perf_counter() - started
     server.terminate()
     server.wait(10)
+    lost = count_lost(db, acknowledged)
     latencies.sort()
     print(json.dumps({
         "clients": args.clients, "seconds": round(wall, 1), "embedder": args.embedder,
         "requests": len(latencies), "requests_per_s": round(len(latencies) / wall, 1),
         "p50_ms": round(statistics.median(latencies), 1),
         "p95_ms": round(latencies[int(len(latencies) * 0.95)], 1),
-        "errors": len(errors), "first_errors": errors[:3]}, indent=2))
+        "errors": len(errors), "first_errors": errors[:3],
+        "acknowledged_writes": len(acknowledged), "lost": lost}, indent=2))
+
+
+def count_lost(db: str, acknowledged: list[tuple[int, str, int]]) -> int:
+    """Acknowledged writes whose fact or event the stopped server's store does not hold."""
+    from ankita import Memory
+
+    lost = 0
+    for client in sorted({c for c, _, _ in acknowledged}):
+        memory = Memory(db, user=f"user{client}", embedder="none")
+        try:
+            ids = {f.id for f in memory.list(include_superseded=True)}
+            for c, fact, event in acknowledged:
+                if c == client and (fact not in ids or event not in
+                                    {e.id for e in memory.history(fact)}):
+                    lost += 1
+        finally:
+            memory.close()
+    return lost
 
 
 if __name__ == "__main__":

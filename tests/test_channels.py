@@ -291,3 +291,18 @@ def test_a_retrying_message_holds_back_later_ones_to_the_same_chat(channels, clo
     clock.advance(seconds=2)
     channels.drain(platform)
     assert platform.calls == ["first part", "another chat", "first part", "second part"]
+
+
+def test_moving_a_channel_to_another_users_memory_unpairs_its_senders(channels):
+    channels.add("tg", "telegram", dm_policy="pairing", user="alice")
+    code = channels.check(dm("sam")).reply.rsplit(" ", 1)[1]
+    channels.pair(code)
+    assert channels.check(dm("sam")).verdict == "allow"
+    # The same user again (a policy change) keeps the pairing.
+    assert channels.add("tg", "telegram", dm_policy="pairing", user="alice") == 0
+    assert channels.check(dm("sam")).verdict == "allow"
+    # Another user's memory: sam paired to talk to alice's, not bob's.
+    assert channels.add("tg", "telegram", dm_policy="pairing", user="bob") == 1
+    assert channels.check(dm("sam")).verdict == "pair"
+    with pytest.raises(InvalidInput):
+        channels.add("tg", "telegram", user="bob\n")

@@ -106,7 +106,7 @@ def test_silent_replies_never_reach_the_user(tmp_path, fake, provider, token):
     shown: list[str] = []
     turn = chat.send("Just thinking out loud", on_delta=shown.append)
     assert turn.kind == "silent" and turn.text == "" and shown == []
-    last = chat.transcripts.messages("default")[-1]
+    last = chat.transcripts.messages(chat.session)[-1]
     assert last.kind == "silent" and last.content == token  # recorded, never shown
 
 
@@ -158,7 +158,7 @@ def test_compaction_flushes_memory_keeps_the_question_and_recent_turns(tmp_path,
     assert question.asked_conflict is not None
     asked_text = question.text
     long_chat(chat)
-    kinds = [m.kind for m in chat.transcripts.messages("default")]
+    kinds = [m.kind for m in chat.transcripts.messages(chat.session)]
     assert "summary" in kinds and "flush" in kinds
     # The silent flush turn saved a durable fact before anything was summarised.
     assert "My favourite colour is green" in [f.text for f in chat.memory.list()]
@@ -171,7 +171,7 @@ def test_compaction_flushes_memory_keeps_the_question_and_recent_turns(tmp_path,
     assert "Hi there" not in said  # older turns were summarised away
     assert len(said) <= KEEP_RECENT + 3
     # Nothing was deleted: the transcript still holds every turn.
-    assert any(m.content == "Hi there" for m in chat.transcripts.messages("default"))
+    assert any(m.content == "Hi there" for m in chat.transcripts.messages(chat.session))
 
 
 def test_a_failing_summary_never_wipes_the_context(tmp_path, fake, provider):
@@ -183,9 +183,9 @@ def test_a_failing_summary_never_wipes_the_context(tmp_path, fake, provider):
     assert FALLBACK_SUMMARY in prompt[0]["content"]
     said = [m["content"] for m in prompt[1:] if m["role"] in ("user", "assistant")]
     assert len(said) >= KEEP_RECENT and said[-1] == "Still there?"
-    errors = [m for m in chat.transcripts.messages("default") if m.kind == "error"]
+    errors = [m for m in chat.transcripts.messages(chat.session) if m.kind == "error"]
     assert errors and "summary failed" in errors[0].content
-    assert sum(1 for m in chat.transcripts.messages("default") if m.role == "user") == 11
+    assert sum(1 for m in chat.transcripts.messages(chat.session) if m.role == "user") == 11
 
 
 def test_the_summary_request_itself_fits_the_window(tmp_path, fake, provider):
@@ -244,7 +244,7 @@ def test_an_unreachable_model_is_a_clear_error(tmp_path, provider):
                      Transcripts(tmp_path / "chat.db"))
     with pytest.raises(ModelError):
         chat.send("Hello?")
-    assert chat.transcripts.messages("default")[-1].kind == "error"
+    assert chat.transcripts.messages(chat.session)[-1].kind == "error"
 
 
 def test_a_server_error_is_a_clear_error(tmp_path, fake, provider):

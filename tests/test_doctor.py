@@ -44,7 +44,7 @@ def test_a_healthy_store_passes_every_check(db_path):
     healthy_store(db_path)
     code, report = doctor(db_path)
     assert code == 0 and report["ok"] and report["problems"] == []
-    assert len(report["checks"]) == 7 and all(c["ok"] for c in report["checks"])
+    assert len(report["checks"]) == 8 and all(c["ok"] for c in report["checks"])
 
 
 def test_each_kind_of_damage_is_found_and_safe_ones_are_repaired(db_path):

@@ -47,7 +47,8 @@ def test_healthz_and_openapi(live):
     assert httpx.get(live.url + "/healthz").json()["ok"] is True
     spec = httpx.get(live.url + "/openapi.json").json()
     assert "/v1/facts" in spec["paths"] and "/v1/recall" in spec["paths"]
-    assert httpx.get(live.url + "/docs").status_code == 200
+    # No Swagger page: FastAPI's loads its scripts from a CDN.
+    assert httpx.get(live.url + "/docs").status_code == 404
 
 
 def test_every_route(alice):
@@ -194,7 +195,18 @@ def test_conflicts_carry_the_score_and_reason_that_flagged_them(alice):
     assert pair["flagged_at"] == flagged["fact"]["created_at"]
 
 
-def test_the_personality_card_over_http(alice, tmp_path, monkeypatch):
+@pytest.fixture
+def owner(db, tokens):
+    """A server run as alice (`ankita --user alice serve`): the companion's card is hers."""
+    server = LiveServer(create_app(db, default_user="alice", embedder="none"))
+    with httpx.Client(base_url=server.url, timeout=10,
+                      headers={"Authorization": f"Bearer {tokens['alice']}"}) as client:
+        yield server, client
+    server.stop()
+
+
+def test_the_personality_card_over_http(owner, tokens):
+    server, alice = owner
     card = ok(alice.get("/v1/persona"))
     assert card["data"]["name"] == "Ankita"
     card["data"]["name"] = "Mira"
@@ -208,3 +220,13 @@ def test_the_personality_card_over_http(alice, tmp_path, monkeypatch):
     assert refused.status_code == 400 and "teasing must be one of" in refused.text
     assert ok(alice.get("/v1/persona"))["data"]["extensions"]["ankita"].get("teasing") != \
         "cruel"
+    # Bob's token reaches bob's facts, not the companion's card or tasks.
+    bob = {"Authorization": f"Bearer {tokens['bob']}"}
+    for method, route in (("GET", "/v1/persona"), ("PUT", "/v1/persona"),
+                          ("GET", "/v1/tasks"), ("GET", "/v1/tasks/runs")):
+        response = httpx.request(method, server.url + route, headers=bob,
+                                 json={"card": card} if method == "PUT" else None)
+        assert response.status_code == 403, (route, response.text)
+        assert response.json()["error"]["code"] == "forbidden"
+    assert ok(alice.get("/v1/persona"))["data"]["name"] == "Mira"
+    assert ok(alice.get("/v1/tasks")) == []

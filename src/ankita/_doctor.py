@@ -14,6 +14,9 @@ from typing import Any
 from ._index import index_terms
 from ._models import EVENT_TYPES
 from ._sql import SQLStore
+from ._validate import MAX_INT
+
+EVENT_ID_ALARM = 2**62  # a store's own ids grow by one per event; past this, something forged
 
 
 @dataclass
@@ -88,6 +91,19 @@ def _history(store: SQLStore, repair: bool) -> Check:
         if mentions != 1 + merges:
             check.problems.append(f"fact {fact_id} says {mentions} mentions but its history "
                                   f"holds {merges} standing merges")
+    return check
+
+
+def _readable(store: SQLStore, repair: bool) -> Check:
+    check = Check("stored text readable, event ids far from their end")
+    damaged = _rows(store, "SELECT id FROM facts WHERE text LIKE ?", ("%\ufffd%",))
+    check.problems += [f"fact {fid}: its stored text is not valid UTF-8 (damaged on disk); "
+                       "`ankita export` leaves it out, `ankita forget` removes it"
+                       for (fid,) in damaged]
+    last = _rows(store, "SELECT MAX(id) FROM events")[0][0] or 0
+    if last > EVENT_ID_ALARM:
+        check.problems.append(f"the last event id is {last}, near the end of the range "
+                              f"({MAX_INT}); export each user and import into a new store")
     return check
 
 
@@ -169,8 +185,8 @@ def diagnose(store: SQLStore, repair: bool = False, model: str | None = None
     transaction, then every check runs again, so the report describes the store as it is."""
     def run(fix: bool) -> list[Check]:
         return [_schema(store, fix), _sqlite(store, fix), _links(store, fix),
-                _history(store, fix), _fulltext(store, fix), _terms(store, fix),
-                _vectors(store, fix, model)]
+                _history(store, fix), _readable(store, fix), _fulltext(store, fix),
+                _terms(store, fix), _vectors(store, fix, model)]
 
     repaired: list[str] = []
     if repair:

@@ -14,12 +14,15 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from ._errors import InvalidInput
+from ._errors import InvalidInput, StoreError
 from ._models import EVENT_TYPES, Event, Fact
 from ._sql import SQLStore
 from ._validate import validate_id, validate_kind, validate_text
 
 FORMAT = 1
+MAX_EVENT_ID = 2**53  # ids JSON readers hold exactly; the store's own run far below
+MAX_MENTIONS = 10**9
+MAX_DIM = 65536
 KINDS = ("fact", "link", "event", "vector")
 _FACT_FIELDS = ("id", "text", "kind", "pinned", "status", "source", "created_at", "updated_at",
                 "last_confirmed_at", "mentions")
@@ -33,12 +36,17 @@ def export_records(store: SQLStore, user: str, vectors: bool = False
                    ) -> Iterator[dict[str, Any]]:
     """The header, then every record of `user`; the same store always gives the same lines."""
     facts = store.list_facts(user, statuses=("active", "superseded"), links=False)
-    links = store.link_rows(user)
+    # A text whose bytes were damaged on disk reads with U+FFFD, which no write stores: such
+    # facts are left out (with their links and vectors), so the rest can still be saved.
+    damaged = sorted(f.id for f in facts if "\ufffd" in f.text)
+    facts = [f for f in facts if f.id not in damaged]
+    links = [row for row in store.link_rows(user) if not {row[0], row[1]} & set(damaged)]
     events = store.user_events(user)
-    blobs = store.user_vectors(user) if vectors else []
+    blobs = [row for row in store.user_vectors(user) if row[0] not in damaged] \
+        if vectors else []
     yield {"ankita_export": FORMAT, "user": user, "schema_version": store.schema_version(),
            "facts": len(facts), "links": len(links), "events": len(events),
-           "vectors": len(blobs)}
+           "vectors": len(blobs), "left_out": damaged}
     for fact in facts:
         yield {"fact": {name: getattr(fact, name) for name in _FACT_FIELDS}}
     for a, b, created_at in links:
@@ -87,8 +95,10 @@ def _fact(data: dict[str, Any], user: str) -> Fact:
     if not isinstance(data["pinned"], bool):
         raise InvalidInput(f"fact {fid}: pinned must be true or false")
     mentions = data["mentions"]
-    if isinstance(mentions, bool) or not isinstance(mentions, int) or mentions < 1:
-        raise InvalidInput(f"fact {fid}: mentions must be a positive integer")
+    if isinstance(mentions, bool) or not isinstance(mentions, int) \
+            or not 1 <= mentions <= MAX_MENTIONS:
+        raise InvalidInput(f"fact {fid}: mentions must be a whole number from 1 to "
+                           f"{MAX_MENTIONS}")
     if data["source"] is not None and not isinstance(data["source"], str):
         raise InvalidInput(f"fact {fid}: source must be a string or null")
     return Fact(id=fid, text=data["text"], kind=validate_kind(data["kind"]), user=user,
@@ -105,8 +115,9 @@ def _event(data: dict[str, Any]) -> Event:
     if set(data) != fields:
         raise InvalidInput(f"an event has exactly the fields {', '.join(sorted(fields))}")
     number = data["id"]
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise InvalidInput(f"event id must be a positive integer, not {number!r}")
+    if not _event_number(number):
+        raise InvalidInput(f"event id must be a whole number from 1 to {MAX_EVENT_ID}, "
+                           f"not {number!r}")
     if data["type"] not in EVENT_TYPES:
         raise InvalidInput(f"event {number}: unknown type {data['type']!r}")
     if not isinstance(data["op"], str) or not data["op"]:
@@ -114,8 +125,12 @@ def _event(data: dict[str, Any]) -> Event:
     if not isinstance(data["data"], dict):
         raise InvalidInput(f"event {number}: data must be an object")
     undone = data["undone_by"]
-    if undone is not None and (isinstance(undone, bool) or not isinstance(undone, int)):
+    if undone is not None and not _event_number(undone):
         raise InvalidInput(f"event {number}: undone_by must be an event id or null")
+    undid = data["data"].get("undid") if data["type"] == "undo" else None
+    if undid is not None and (not isinstance(undid, list)
+                              or not all(_event_number(i) for i in undid)):
+        raise InvalidInput(f"event {number}: undid must be a list of event ids")
     return Event(id=number, op=data["op"], type=data["type"],
                  fact_id=validate_id(data["fact_id"]),
                  other_id=None if data["other_id"] is None else validate_id(data["other_id"]),
@@ -123,14 +138,19 @@ def _event(data: dict[str, Any]) -> Event:
                  undone_by=undone)
 
 
-def _renumber(event: Event, offset: int) -> Event:
-    """Shift an event's id and every id it names, keeping their order and their links."""
+def _event_number(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) \
+        and 1 <= value <= MAX_EVENT_ID
+
+
+def _renumber(event: Event, new: dict[int, int]) -> Event:
+    """An event under its new id, with every event id it names mapped the same way."""
     data = dict(event.data)
     if event.type == "undo" and isinstance(data.get("undid"), list):
-        data["undid"] = [i + offset for i in data["undid"]]
-    return Event(id=event.id + offset, op=event.op, type=event.type, fact_id=event.fact_id,
+        data["undid"] = [new[i] for i in data["undid"]]
+    return Event(id=new[event.id], op=event.op, type=event.type, fact_id=event.fact_id,
                  other_id=event.other_id, at=event.at, data=data,
-                 undone_by=None if event.undone_by is None else event.undone_by + offset)
+                 undone_by=None if event.undone_by is None else new[event.undone_by])
 
 
 def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -162,6 +182,14 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
         if event.undone_by is not None and event.undone_by not in numbers:
             raise InvalidInput(f"event {event.id} is undone by event {event.undone_by}, "
                                "which the export does not hold")
+        missing = [i for i in event.data.get("undid", ()) if i not in numbers] \
+            if event.type == "undo" else []
+        if missing:
+            raise InvalidInput(f"event {event.id} undid event {missing[0]}, which the export "
+                               "does not hold")
+    # Facts an event names that the export does not hold were forgotten; they must not be
+    # facts of this store (another user's), or the history would reach into them.
+    named = {i for e in events for i in (e.fact_id, e.other_id) if i is not None} - ids
     vectors = []
     for r in records:
         if "vector" in r:
@@ -169,7 +197,7 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
             dim = v.get("dim")
             if v.get("fact_id") not in ids or not isinstance(v.get("model"), str) \
                     or not v["model"] or isinstance(dim, bool) or not isinstance(dim, int) \
-                    or dim < 1:
+                    or not 1 <= dim <= MAX_DIM:
                 raise InvalidInput("a vector needs a fact id of the export, a model and a dim")
             try:
                 blob = base64.b64decode(str(v.get("base64", "")), validate=True)
@@ -191,18 +219,21 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
         if existing or store.user_events(user):
             raise InvalidInput(f"user {user!r} already has a memory; restore an export into "
                                "an empty one (another --user or another --db)")
-        taken = [f.id for f in facts if store.id_exists(f.id)]
+        taken = [i for i in sorted(ids | named) if store.id_exists(i)]
         if taken:
             raise InvalidInput(f"fact id {taken[0]} is already used in this store")
-        # Event ids are unique in the whole store: shift them past the ones in use if needed.
-        offset = store.max_event_id() if events and store.max_event_id() >= min(numbers) \
-            else 0
+        # Event ids are the store's: always numbered on from the last one in use, in the
+        # export's order, so a crafted id can neither collide nor exhaust the sequence.
+        start = store.max_event_id()
+        if start + len(events) > MAX_EVENT_ID:
+            raise StoreError("the store's event ids are used up")
+        new = {number: start + i for i, number in enumerate(sorted(numbers), 1)}
         for fact in facts:
             store.insert_fact(fact)
         for a, b, created_at in links:
             store.add_link(user, a, b, created_at)
         for event in events:
-            store.put_event(user, _renumber(event, offset) if offset else event)
+            store.put_event(user, _renumber(event, new))
         for fact_id, model, dim, blob in vectors:
             store.put_vector(fact_id, model, blob, dim)
     return found

@@ -83,23 +83,97 @@ def clean_line(line: str) -> str:
     return line if cleaned == message else json.dumps(cleaned) + "\n"
 
 
-class _CleanStdin:
-    """stdin as UTF-8 text (undecodable bytes become U+FFFD, as the SDK does), line by line
-    through `clean_line`; anyio's AsyncFile iterates by calling readline."""
+MAX_DEPTH = 64  # JSON nesting of one message; the deepest MCP message is far shallower
+
+
+def _depth(value: Any, level: int = 0) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
+    if isinstance(value, list):
+        return max((_depth(v, level + 1) for v in value), default=level + 1)
+    return level
+
+
+def _error(code: int, message: str, request_id: Any = None) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id,
+                       "error": {"code": code, "message": message}}) + "\n"
+
+
+def screen(line: str) -> tuple[str | None, str | None]:
+    """One line from the client: (the line for the SDK, None), or (None, a JSON-RPC error to
+    answer it with). The SDK drops what it cannot parse without an answer, and the client
+    then waits for ever; here every such line gets -32700 (not JSON) or -32600 (not a
+    request), with its id when it has a usable one. Blank lines are skipped."""
+    if not line.strip():
+        return None, None
+    line = clean_line(line)
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None, _error(-32700, "Parse error: the line is not one JSON value")
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) \
+            or (isinstance(request_id, int) and not -2**53 < request_id < 2**53):
+        request_id = None
+    if isinstance(message, dict) and "id" in message and request_id is None:
+        # MCP ids are strings or integers; the SDK reads any other as a notification and
+        # never answers it.
+        return None, _error(-32600, "Invalid Request: the id must be a string or an integer "
+                            "(at most 2^53 in size)")
+    if _depth(message) > MAX_DEPTH:
+        return None, _error(-32600, f"Invalid Request: nested more than {MAX_DEPTH} levels",
+                            request_id)
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception:
+        return None, _error(-32600, "Invalid Request: not a JSON-RPC 2.0 message "
+                            "(jsonrpc \"2.0\", a string method, a string or integer id)",
+                            request_id)
+    return line, None
+
+
+class _Wire:
+    """stdin and stdout for the SDK: stdin read as UTF-8 (undecodable bytes become U+FFFD,
+    as the SDK does), each line through `screen`, whose answers go straight to stdout under
+    the lock the SDK's own writes take, so lines never interleave. anyio's AsyncFile calls
+    readline, write and flush."""
 
     def __init__(self) -> None:
-        self._lines = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        self._in = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        self._out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8")
+        self._lock = threading.Lock()
 
     def readline(self, size: int = -1) -> str:
-        return clean_line(self._lines.readline(size))
+        while True:
+            line = self._in.readline(size)
+            if not line:
+                return line  # end of input
+            passed, answer = screen(line)
+            if answer is not None:
+                self.write(answer)
+                self.flush()
+            if passed is not None:
+                return passed
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            return self._out.write(text)
+
+    def flush(self) -> None:
+        with self._lock:
+            self._out.flush()
 
 
 def run_stdio(memory: Memory) -> None:
     server = build_server(memory)
+    wire = _Wire()
 
     async def main() -> None:
-        stdin = anyio.wrap_file(cast("IO[str]", _CleanStdin()))
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+        stdin = anyio.wrap_file(cast("IO[str]", wire))
+        stdout = anyio.wrap_file(cast("IO[str]", wire))
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)

@@ -27,12 +27,11 @@ from ._similarity import cosine, match_words
 from ._sql import SQLStore, open_store
 from ._text import content_words, sentences
 from ._validate import (
-    CONTROL,
-    MAX_TEXT,
     check_import_row,
     validate_count,
     validate_id,
     validate_kind,
+    validate_string,
     validate_text,
     validate_user,
 )
@@ -180,9 +179,8 @@ class Memory:
         text, kind = validate_text(text), validate_kind(kind)
         if not isinstance(pinned, bool):
             raise InvalidInput("pinned must be true or false")
-        if source is not None and (not isinstance(source, str) or len(source) > 200
-                                   or CONTROL.search(source)):
-            raise InvalidInput("source must be a short string")
+        if source is not None:
+            validate_string(source, "source", 200)
         return text, kind
 
     def remember_many(self, rows: Rows, batch_size: int = IMPORT_BATCH,
@@ -445,8 +443,8 @@ class Memory:
         count."""
         kinds = [validate_kind(kind)] if kind is not None else None
         statuses = ("active", "superseded") if include_superseded else ("active",)
-        if search is not None and (not isinstance(search, str) or len(search) > MAX_TEXT):
-            raise InvalidInput(f"search must be a string of at most {MAX_TEXT} characters")
+        if search is not None:
+            validate_string(search, "search")
         if limit is not None:
             validate_count(limit, "limit")
         return self.store.list_facts(self.user, statuses=statuses, kinds=kinds,
@@ -456,10 +454,15 @@ class Memory:
         """Unpinned and not confirmed for `stale_after_days` (recall ranks these lower)."""
         return _recall.is_stale(fact, self.clock(), self.settings)
 
-    def conflicts(self) -> Conflicts:
-        """Every flagged pair of this user."""
+    def conflicts(self, limit: int | None = None, offset: int = 0) -> Conflicts:
+        """Flagged pairs of this user, in a stable order: all of them, or a page of `limit`
+        from `offset` (`conflict_count` says how many there are)."""
+        if limit is not None:
+            validate_count(limit, "limit")
+        if offset:
+            validate_count(offset, "offset")
         out = []
-        for a, b in self.store.links(self.user):
+        for a, b in self.store.links(self.user, limit, offset):
             fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
             if fa is not None and fb is not None:
                 event = self.store.link_event(self.user, a, b)
@@ -469,10 +472,14 @@ class Memory:
                                     flagged_at=event.at if event else None))
         return out
 
+    def conflict_count(self) -> int:
+        """How many flagged pairs this user has."""
+        return self.store.link_count(self.user)
+
     def recall(self, query: str, limit: int = 8, kinds: Sequence[str] | None = None) -> Recall:
         """Facts relevant to `query`, pinned ones, conflict partners and the notice."""
-        if not isinstance(query, str):
-            raise InvalidInput("query must be a string")
+        # Bounded: every word of a query is looked up, and a 60 KB query cost seconds.
+        validate_string(query, "query")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise InvalidInput("limit must be a whole number from 1 to 200")
         if isinstance(kinds, str):

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import logging
 import secrets
 import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from fastapi import Body, Depends, FastAPI, Query, Request
+from fastapi import Body, Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,6 +46,7 @@ from ._sql import SQLStore, open_store
 from ._validate import validate_user
 
 MAX_BODY = 64 * 1024
+log = logging.getLogger("ankita.server")
 STATUS: list[tuple[type[AnkitaError], int]] = [
     (InvalidInput, 400), (NotFound, 404), (UndoError, 409), (EmbedderError, 502), (JudgeError, 502),
     (StoreError, 503), (AnkitaError, 500)]
@@ -107,6 +110,59 @@ class _TooLarge(Exception):
     pass
 
 
+_CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _host_name(netloc: str) -> str:
+    """'127.0.0.1:8765' -> '127.0.0.1', '[::1]:80' -> '::1', 'Evil.Example.' -> 'evil.example'."""
+    if netloc.startswith("["):
+        return netloc[1:].partition("]")[0]
+    return netloc.rpartition(":")[0] if netloc.count(":") == 1 else netloc
+
+
+class BrowserGuard:
+    """What a web page in the user's browser could do to a server on loopback, refused:
+    a state-changing request from another origin (cross-site request forgery), a body that is
+    not JSON (a form post needs no preflight), and, while no token is required, a `Host` that is
+    not a loopback name (DNS rebinding: evil.example resolving to 127.0.0.1)."""
+
+    def __init__(self, app: ASGIApp, state: Any) -> None:
+        self.app, self.state = app, state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        problem = self.refusal(scope["method"], headers)
+        if problem:
+            status, code, message = problem
+            await JSONResponse({"error": {"code": code, "message": message}}, status)(
+                scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def refusal(self, method: str, headers: dict[str, str]) -> tuple[int, str, str] | None:
+        host = headers.get("host", "")
+        if self.state.anonymous and not is_loopback(_host_name(host).rstrip(".").lower()):
+            return (421, "wrong_host", f"Host {host!r} is not a loopback name; without tokens "
+                    "this server answers only requests addressed to 127.0.0.1 or localhost")
+        if method not in _CHANGES:
+            return None
+        origin = headers.get("origin")
+        if origin is not None and origin.partition("://")[2] != host:
+            return (403, "cross_origin", f"a request from {origin!r} may not change this "
+                    "memory: only pages served by this server, or clients that send no Origin")
+        has_body = headers.get("content-length", "0") not in ("", "0") \
+            or "transfer-encoding" in headers
+        kind = headers.get("content-type", "").partition(";")[0].strip().lower()
+        if has_body and not (kind == "application/json" or kind.endswith("+json")):
+            return (415, "not_json", f"the body must be JSON (Content-Type application/json), "
+                    f"not {kind or 'untyped'}")
+        return None
+
+
 async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
     response = JSONResponse({"error": {"code": "too_large",
                                        "message": f"request body over {limit} bytes"}}, 413)
@@ -143,7 +199,10 @@ def current_user(request: Request) -> str:
     state = request.app.state
     header = request.headers.get("authorization", "")
     with state.auth_lock:
-        if not header and state.anonymous and state.auth_store.token_count() == 0:
+        if state.anonymous and state.auth_store.token_count() > 0:
+            # Once a token exists, revoking the last one must not reopen a running server.
+            state.anonymous = False
+        if not header and state.anonymous:
             return str(state.default_user)  # single-user mode: loopback only
         scheme, _, token = header.partition(" ")
         user = state.auth_store.token_user(hash_token(token.strip())) \
@@ -157,30 +216,66 @@ def current_user(request: Request) -> str:
 UserDep = Annotated[str, Depends(current_user)]
 
 
+def owner(request: Request, user: UserDep) -> str:
+    """The companion's card, tasks and runs are the installation's, whose owner is the user
+    the server runs as (`ankita --user NAME serve`); another user's token may not see them."""
+    if user != request.app.state.default_user:
+        raise StarletteHTTPException(403, f"the companion's card and tasks belong to "
+                                     f"{request.app.state.default_user!r}, the user this "
+                                     f"server runs as; this token is {user!r}'s")
+    return user
+
+
+OwnerDep = Annotated[str, Depends(owner)]
+
+
 class Users:
     """One `Memory` per user, sharing one embedder and one judge; a lock each, since a Memory
-    holds one SQLite connection. Different users run in parallel."""
+    holds one SQLite connection. Different users run in parallel. At most `keep_open` stay
+    open: the least recently used idle one is closed first, so a server that has seen many
+    users does not run out of file descriptors."""
 
     def __init__(self, path: str, embedder: Embedder | None,
-                 judge: ContradictionJudge | None = None) -> None:
+                 judge: ContradictionJudge | None = None, keep_open: int = 32) -> None:
         self.path, self.embedder, self.judge = path, embedder, judge
-        self._memories: dict[str, tuple[Memory, threading.Lock]] = {}
+        self.keep_open = keep_open
+        # user -> [memory, its lock, requests holding or waiting for it]
+        self._memories: OrderedDict[str, list[Any]] = OrderedDict()
         self._guard = threading.Lock()
 
     @contextmanager
     def memory(self, user: str) -> Iterator[Memory]:
         with self._guard:
             if user not in self._memories:
-                self._memories[user] = (Memory(self.path, user=user,
+                self._close_idle(self.keep_open - 1)
+                self._memories[user] = [Memory(self.path, user=user,
                                                embedder=self.embedder or "none",
                                                judge=self.judge or "off"),
-                                        threading.Lock())
-            memory, lock = self._memories[user]
-        with lock:
-            yield memory
+                                        threading.Lock(), 0]
+            self._memories.move_to_end(user)
+            entry = self._memories[user]
+            entry[2] += 1  # counted under the guard, so it is never closed under a request
+        try:
+            with entry[1]:
+                yield entry[0]
+        finally:
+            with self._guard:
+                entry[2] -= 1
+
+    def _close_idle(self, room: int) -> None:
+        """Close idle memories, oldest use first, until at most `room` stay open."""
+        for user, (memory, _, users) in list(self._memories.items()):
+            if len(self._memories) <= room:
+                return
+            if users == 0:  # one in use is skipped, never waited for
+                del self._memories[user]
+                memory.close()
+
+    def open_count(self) -> int:
+        return len(self._memories)
 
     def close(self) -> None:
-        for memory, _ in self._memories.values():
+        for memory, _, _ in self._memories.values():
             memory.close()
 
 
@@ -203,12 +298,16 @@ def create_app(path: str | Path, default_user: str = "default",
         users.close()
         auth_store.close()
 
+    # No /docs or /redoc: FastAPI's pages load their scripts from a CDN; /openapi.json stays.
     app = FastAPI(title="Ankita memory", version=__version__, lifespan=lifespan,
+                  docs_url=None, redoc_url=None,
                   description="Remember, merge, flag conflicts, recall. Every route under /v1 "
                               "needs `Authorization: Bearer <token>` once tokens exist.")
-    app.add_middleware(BodyLimit)
     app.state.auth_store, app.state.auth_lock = auth_store, auth_lock
-    app.state.anonymous, app.state.default_user = anonymous, default_user
+    app.state.anonymous = anonymous and auth_store.token_count() == 0
+    app.state.default_user, app.state.users = default_user, users
+    app.add_middleware(BrowserGuard, state=app.state)
+    app.add_middleware(BodyLimit)
 
     def _error(status: int, code: str, message: str) -> JSONResponse:
         return JSONResponse({"error": {"code": code, "message": message}}, status)
@@ -216,6 +315,11 @@ def create_app(path: str | Path, default_user: str = "default",
     @app.exception_handler(AnkitaError)
     async def ankita_error(request: Request, exc: AnkitaError) -> JSONResponse:
         status = next(s for cls, s in STATUS if isinstance(exc, cls))
+        if isinstance(exc, StoreError):
+            # The store's own words name its file or database URL: they stay in the log.
+            log.warning("store error on %s %s: %s", request.method, request.url.path, exc)
+            return _error(status, exc.code, "the store could not complete this request; "
+                          "nothing was changed (the server's log has the reason)")
         return _error(status, exc.code, str(exc))
 
     @app.exception_handler(RequestValidationError)
@@ -226,7 +330,7 @@ def create_app(path: str | Path, default_user: str = "default",
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {400: "invalid_request", 401: "unauthorized", 404: "not_found",
+        code = {400: "invalid_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                 405: "method_not_allowed"}.get(
             exc.status_code, "http_error")
         return JSONResponse({"error": {"code": code, "message": str(exc.detail)}},
@@ -247,7 +351,7 @@ def create_app(path: str | Path, default_user: str = "default",
         return {"ok": True, "version": __version__}
 
     @app.get("/v1/persona", tags=["persona"])
-    def get_persona(user: UserDep) -> dict[str, Any]:
+    def get_persona(user: OwnerDep) -> dict[str, Any]:
         """The companion's personality card (one per installation)."""
         from .companion._paths import persona_path
         from .companion._persona import load_persona
@@ -255,7 +359,7 @@ def create_app(path: str | Path, default_user: str = "default",
         return load_persona(persona_path()).card
 
     @app.put("/v1/persona", tags=["persona"])
-    def put_persona(user: UserDep, body: PersonaIn) -> dict[str, Any]:
+    def put_persona(user: OwnerDep, body: PersonaIn) -> dict[str, Any]:
         """Replace the card; it is checked first, and unknown fields are kept as sent."""
         from .companion._paths import persona_path
         from .companion._persona import Persona, save_persona
@@ -275,7 +379,7 @@ def create_app(path: str | Path, default_user: str = "default",
         return Scheduler(tasks_db_path(), read_only)
 
     @app.get("/v1/tasks", tags=["tasks"])
-    def list_tasks(user: UserDep) -> list[dict[str, Any]]:
+    def list_tasks(user: OwnerDep) -> list[dict[str, Any]]:
         """Scheduled tasks with their next run and last status."""
         tasks = task_store()
         try:
@@ -284,7 +388,7 @@ def create_app(path: str | Path, default_user: str = "default",
             tasks.close()
 
     @app.get("/v1/tasks/runs", tags=["tasks"])
-    def task_runs(user: UserDep, after: int = Query(0, ge=0, le=2**62),
+    def task_runs(user: OwnerDep, after: int = Query(0, ge=0, le=2**62),
                   limit: int = Query(100, ge=1, le=1000)) -> list[dict[str, Any]]:
         """Finished runs with an id above `after`: poll it to see results as they land."""
         tasks = task_store()
@@ -341,8 +445,14 @@ def create_app(path: str | Path, default_user: str = "default",
         return run(user, lambda m: m.undo(event_id).to_dict())
 
     @app.get("/v1/conflicts", tags=["conflicts"])
-    def conflicts(user: UserDep) -> list[dict[str, Any]]:
-        return run(user, lambda m: [c.to_dict() for c in m.conflicts()])
+    def conflicts(user: UserDep, response: Response,
+                  limit: int = Query(200, ge=1, le=1000),
+                  offset: int = Query(0, ge=0, le=2**62)) -> list[dict[str, Any]]:
+        """A page of flagged pairs; `X-Total-Count` says how many there are in all."""
+        def page(m: Memory) -> list[dict[str, Any]]:
+            response.headers["X-Total-Count"] = str(m.conflict_count())
+            return [c.to_dict() for c in m.conflicts(limit, offset)]
+        return run(user, page)
 
     @app.delete("/v1/conflicts/{a}/{b}", tags=["conflicts"])
     def clear_conflict(user: UserDep, a: str, b: str) -> dict[str, Any]:

@@ -441,9 +441,15 @@ class SQLStore:
         return bool(self._run("DELETE FROM links WHERE a = ? AND b = ?",
                               (lo, hi)).rowcount == 1)
 
-    def links(self, user: str) -> list[tuple[str, str]]:
+    def links(self, user: str, limit: int | None = None, offset: int = 0
+              ) -> list[tuple[str, str]]:
+        page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
         return [(r[0], r[1]) for r in self._run(
-            'SELECT a, b FROM links WHERE "user" = ? ORDER BY a, b', (user,)).fetchall()]
+            'SELECT a, b FROM links WHERE "user" = ? ORDER BY a, b' + page, (user,)).fetchall()]
+
+    def link_count(self, user: str) -> int:
+        return int(self._run('SELECT count(*) FROM links WHERE "user" = ?',
+                             (user,)).fetchone()[0])
 
     def link_rows(self, user: str) -> list[tuple[str, str, str]]:
         """(a, b, created_at) of every link of the user, for export."""

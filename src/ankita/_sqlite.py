@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import StoreError
+from ._files import private_file, replacing
 from ._models import Fact
 from ._sql import (
     FACT_COLUMNS,
@@ -249,6 +250,10 @@ class _Checkpointer:
                         self._start()
 
 
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
 class SQLiteStore(SQLStore):
     """One SQLite file holding every user's facts, links, events and vectors."""
 
@@ -261,7 +266,7 @@ class SQLiteStore(SQLStore):
         self._checkpointer: _Checkpointer | None = None
         if self.path != ":memory:":
             try:
-                Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                private_file(self.path)
             except OSError as exc:
                 raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
         try:
@@ -270,6 +275,8 @@ class SQLiteStore(SQLStore):
             # count of words and prefixes), and preparing one costs as much as running it.
             self.db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                       check_same_thread=False, cached_statements=1024)
+            # Damaged bytes on disk read as U+FFFD instead of stopping every read of the user.
+            self.db.text_factory = _lenient_text
             self.db.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
                 self._retry(lambda: self.db.execute("PRAGMA journal_mode = WAL"))
@@ -377,9 +384,7 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"{final} exists; choose a new file for the backup")
         if not final.parent.is_dir():
             raise StoreError(f"{final.parent} is not a folder")
-        partial = final.with_name(final.name + ".partial")
-        partial.unlink(missing_ok=True)
-        try:
+        with replacing(final) as partial:
             copy = sqlite3.connect(partial)
             try:
                 self.db.backup(copy)
@@ -388,10 +393,6 @@ class SQLiteStore(SQLStore):
                 copy.close()
             if bad:
                 raise StoreError(f"the backup failed its integrity check: {bad[0]}")
-            os.replace(partial, final)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
         return str(final)
 
     # -- what only SQLite does ------------------------------------------------------------

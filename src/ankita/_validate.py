@@ -8,10 +8,12 @@ from typing import Any
 from ._errors import InvalidInput
 
 MAX_TEXT = 2000
-_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$")
-_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# Matched with fullmatch: "$" also matches before a final newline, so "alice\n" passed.
+_KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def validate_text(text: object) -> str:
@@ -37,20 +39,36 @@ def validate_text(text: object) -> str:
     return text
 
 
+def validate_string(value: object, what: str, limit: int = MAX_TEXT) -> str:
+    """Any other string a caller hands in (a source, a query, a search): at most `limit`
+    characters, valid Unicode (no lone surrogates) and no control characters such as NUL,
+    which a database refuses or stores as damage."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInput(f"{what} is {len(value)} characters; the limit is {limit}")
+    if _SURROGATE.search(value):
+        raise InvalidInput(f"{what} holds characters that are not valid Unicode "
+                           "(lone surrogates)")
+    if CONTROL.search(value):
+        raise InvalidInput(f"{what} holds control characters")
+    return value
+
+
 def validate_kind(kind: object) -> str:
-    if not isinstance(kind, str) or not _KIND.match(kind):
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
         raise InvalidInput(f"kind must be a lowercase slug (a-z, 0-9, '-', '_'), got {kind!r}")
     return kind
 
 
 def validate_user(user: object) -> str:
-    if not isinstance(user, str) or not _USER.match(user):
+    if not isinstance(user, str) or not _USER.fullmatch(user):
         raise InvalidInput(f"user must be 1-64 letters, digits, '-' or '_', got {user!r}")
     return user
 
 
 def validate_id(fact_id: object) -> str:
-    if not isinstance(fact_id, str) or not _ID.match(fact_id):
+    if not isinstance(fact_id, str) or not _ID.fullmatch(fact_id):
         raise InvalidInput(f"not a fact id: {fact_id!r}")
     return fact_id
 

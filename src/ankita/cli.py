@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from ._eval import (
     load_pairs,
 )
 from ._eval import by_source as source_report
+from ._files import replacing
 from ._jsonl import parse_object, read_jsonl
 from ._memory import Memory
 from ._models import Fact
@@ -228,11 +230,15 @@ _simple("unpin", "Unpin a fact.", lambda m, i: m.unpin(i), "unpinned")
 
 
 @cli.command()
+@click.option("--limit", type=click.IntRange(1, 100_000), default=100, show_default=True,
+              help="Show at most this many pairs.")
+@click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many first.")
 @json_option
 @click.pass_context
-def conflicts(ctx: click.Context, as_json: bool) -> None:
-    """List flagged pairs."""
-    pairs = _memory(ctx).conflicts()
+def conflicts(ctx: click.Context, limit: int, offset: int, as_json: bool) -> None:
+    """List flagged pairs, a page at a time."""
+    memory = _memory(ctx)
+    pairs = memory.conflicts(limit, offset)
     if as_json:
         _print_json([c.to_dict() for c in pairs])
         return
@@ -240,6 +246,10 @@ def conflicts(ctx: click.Context, as_json: bool) -> None:
         console.print("no conflicts")
     for c in pairs:
         console.print(f"{c.a.id}: {esc(c.a.text)}\n  [yellow]vs[/yellow] {c.b.id}: {esc(c.b.text)}")
+    total = memory.conflict_count()
+    if offset + len(pairs) < total:
+        err_console.print(f"{offset + len(pairs)} of {total} pairs shown; "
+                          f"--offset {offset + len(pairs)} shows the next")
 
 
 @cli.command(name="clear-conflict")
@@ -588,13 +598,30 @@ def import_(ctx: click.Context, file: Any, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=True), default="-",
+              help="A file (written beside it first, then renamed over it, 0600), or - for "
+                   "standard output.")
 @click.option("--vectors", is_flag=True, help="Include the stored vectors (base64 float32).")
 @click.pass_context
-def export(ctx: click.Context, output: Any, vectors: bool) -> None:
+def export(ctx: click.Context, output: str, vectors: bool) -> None:
     """Write the user's whole memory (facts, links, history) as JSONL; `import` restores it."""
-    for row in _memory(ctx).export(vectors=vectors):
-        output.write(json.dumps(row, ensure_ascii=False) + "\n")
+    rows = _memory(ctx).export(vectors=vectors)
+    header = next(rows)
+    if header["left_out"]:
+        err_console.print(f"left out {len(header['left_out'])} facts whose stored text is not "
+                          f"valid UTF-8: {', '.join(header['left_out'])} (see `ankita doctor`)")
+    rows = itertools.chain([header], rows)
+    if output == "-":
+        for row in rows:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return
+    try:
+        with replacing(output) as partial, open(partial, "w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        raise StoreError(f"cannot write {output}: {exc.strerror or exc}; "
+                         "any earlier file there is unchanged") from None
 
 
 @cli.command()
@@ -645,7 +672,7 @@ def doctor(ctx: click.Context, repair: bool, as_json: bool) -> None:
 @click.option("--port", default=8765, show_default=True, type=int)
 @click.pass_context
 def serve(ctx: click.Context, host: str, port: int) -> None:
-    """Serve the memory API and the review page over HTTP (OpenAPI docs at /docs)."""
+    """Serve the memory API and the review page over HTTP (OpenAPI schema at /openapi.json)."""
     import uvicorn
 
     from ._config import default_db_path
@@ -658,8 +685,9 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
                      judge=opts["judge"],
                      anonymous=is_loopback(host))
     err_console.print(f"ankita serving {esc(path)} on http://{host}:{port} "
-                      "(review page: /, API docs: /docs)")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+                      "(review page: /, API schema: /openapi.json)")
+    # SIGTERM: stop taking requests, and give the ones running 3 s before closing them.
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
 
 @cli.command()

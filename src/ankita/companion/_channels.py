@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InvalidInput, NotFound
+from .._validate import validate_user
 from ._localdb import immediate, open_local
 
 DM_POLICIES = ("pairing", "allowlist", "open", "disabled")
@@ -181,7 +182,9 @@ class Channels:
 
     def add(self, name: str, platform: str, dm_policy: str = "pairing",
             group_policy: str = "disabled", allow_from: list[str] | None = None,
-            user: str = "default") -> None:
+            user: str = "default") -> int:
+        """Configure a channel; returns how many paired senders had to be unpaired: a sender
+        paired to reach one user's memory must pair again before reaching another's."""
         if platform not in PLATFORMS:
             raise InvalidInput(f"platform must be one of {', '.join(PLATFORMS)}")
         if dm_policy not in DM_POLICIES or group_policy not in GROUP_POLICIES:
@@ -190,12 +193,20 @@ class Channels:
         if not name or len(name) > 24 or not all(c.isascii() and (c.isalnum() or c in "-_")
                                                   for c in name):
             raise InvalidInput("a channel name is 1-24 letters, digits, '-' or '_'")
-        self.db.execute("INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO "
-                        "UPDATE SET platform = excluded.platform, dm_policy = "
-                        "excluded.dm_policy, group_policy = excluded.group_policy, "
-                        "allow_from = excluded.allow_from, user = excluded.user",
-                        (name, platform, dm_policy, group_policy,
-                         json.dumps(sorted(allow_from or [])), user))
+        validate_user(user)
+        with immediate(self.db):
+            row = self.db.execute("SELECT user FROM channels WHERE name = ?", (name,)).fetchone()
+            unpaired = 0
+            if row is not None and row[0] != user:
+                unpaired = self.db.execute("DELETE FROM pairing WHERE channel = ?",
+                                           (name,)).rowcount
+            self.db.execute("INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) "
+                            "DO UPDATE SET platform = excluded.platform, dm_policy = "
+                            "excluded.dm_policy, group_policy = excluded.group_policy, "
+                            "allow_from = excluded.allow_from, user = excluded.user",
+                            (name, platform, dm_policy, group_policy,
+                             json.dumps(sorted(allow_from or [])), user))
+        return int(unpaired)
 
     @staticmethod
     def _config(row: tuple[Any, ...]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from rich.markup import escape as esc
 
 from .. import Memory
 from .._errors import ChannelError, InvalidInput, ModelError, NotFound
+from .._files import private_folder
 from ..cli import _memory, _print_json, console, err_console
 from ._apps import AppIndex
 from ._channels import Channels
@@ -390,8 +391,7 @@ def voice(ctx: click.Context, inputs: tuple[str, ...], phrases: tuple[str, ...],
     settings = VoiceSettings(follow_up_s=follow_up_s)
     now = {"t": 0.0}
     machine = Voice(lambda: now["t"], settings)
-    out = Path(out_dir or tempfile.mkdtemp(prefix="ankita-voice-"))
-    out.mkdir(parents=True, exist_ok=True)
+    out = private_folder(out_dir or tempfile.mkdtemp(prefix="ankita-voice-"))
     words = list(phrases) + list(settings.wake_words) + list(settings.stop_words)
     engine = VoiceProcess(words if phrases else ())
     transcripts = Transcripts(chat_db_path())
@@ -516,8 +516,12 @@ def channels_add(ctx: click.Context, name: str, platform: str, dm_policy: str,
                  group_policy: str, allow_from: tuple[str, ...]) -> None:
     """Configure a channel's access policy (secrets stay in the environment)."""
     user = ctx.find_root().obj["user"]
-    _channels().add(name, platform, dm_policy, group_policy, list(allow_from), user)
-    console.print(f"{esc(name)}: {platform}, direct messages {dm_policy}, groups {group_policy}")
+    unpaired = _channels().add(name, platform, dm_policy, group_policy, list(allow_from), user)
+    console.print(f"{esc(name)}: {platform}, direct messages {dm_policy}, groups {group_policy}, "
+                  f"memory of {esc(user)}")
+    if unpaired:
+        console.print(f"{unpaired} paired senders were paired for another user's memory; "
+                      "they must pair again")
 
 
 @channels.command(name="pair")

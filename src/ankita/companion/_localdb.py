@@ -5,16 +5,16 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 from .._errors import StoreError
+from .._files import private_file
 
 
 def open_local(path: str, schema: Sequence[str], what: str) -> sqlite3.Connection:
     """A WAL-mode connection in autocommit mode (transactions are explicit), schema applied."""
     try:
         if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            private_file(path)
         db = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode = WAL")
         for statement in schema:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InvalidInput
+from .._files import replacing
+from .._validate import validate_string
 
 TEXT_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example",
                "system_prompt", "post_history_instructions", "creator_notes")
@@ -74,6 +76,7 @@ class Persona:
     def from_dict(cls, raw: Any, where: str = "card") -> Persona:
         if not isinstance(raw, dict):
             raise InvalidInput(f"{where} must be a JSON object")
+        _check_strings(raw, where)
         # V2/V3 wrap the fields in "data"; V1 cards have them at the top level.
         card: dict[str, Any] = copy.deepcopy(raw) if isinstance(raw.get("data"), dict) else {
             "spec": "chara_card_v3", "spec_version": "3.0", "data": copy.deepcopy(raw)}
@@ -105,6 +108,7 @@ class Persona:
     def set(self, key: str, value: str) -> Persona:
         """A copy with one field or setting changed (`ankita persona set KEY VALUE`)."""
         card = copy.deepcopy(self.card)
+        validate_string(value, key, MAX_FIELD)
         if key in SETTINGS:
             _check_setting(key, value)
             card["data"].setdefault("extensions", {}).setdefault("ankita", {})[key] = value
@@ -139,6 +143,26 @@ class Persona:
         return "\n\n".join(kept)
 
 
+MAX_FIELD = 100_000  # characters of one card field; a card is a prompt, not a book
+MAX_DEPTH = 32
+
+
+def _check_strings(value: Any, where: str, depth: int = 0) -> None:
+    """Every key and string of a card, unknown fields included (they are kept and saved):
+    valid Unicode, no control characters but newline and tab, and not nested without end."""
+    if depth > MAX_DEPTH:
+        raise InvalidInput(f"{where}: nested more than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        validate_string(value, f"{where}: a field", MAX_FIELD)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_strings(key, where, depth + 1)
+            _check_strings(item, where, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_strings(item, where, depth + 1)
+
+
 def _check_setting(key: str, value: Any) -> None:
     allowed = SETTINGS[key][0]
     if not isinstance(value, str) or not value.strip():
@@ -155,10 +179,8 @@ def load_persona(path: Path) -> Persona:
 
 def save_persona(persona: Persona, path: Path) -> None:
     """Written beside the target, then renamed: a crash never leaves half a card."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(persona.to_json() + "\n", encoding="utf-8")
-    partial.replace(path)
+    with replacing(path) as partial:
+        partial.write_text(persona.to_json() + "\n", encoding="utf-8")
 
 
 EXAMPLE_BUDGET = 300  # tokens kept for example exchanges, whatever the chat's length

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import AnkitaError, ConfigError, InvalidInput, ModelError
+from .._files import private_file
 from ._adapter import Adapter, Ingest, Report, load_secrets
 from ._channels import Channels, Inbound, Permanent, SendResult, Sent, describe
 
@@ -68,7 +69,7 @@ class Relay:
 
     def start(self) -> dict[str, str]:
         """Connect every channel (or the named ones): their identities on the platforms."""
-        self._lock_file = open(self.path + ".lock", "w")  # noqa: SIM115 - held while running
+        self._lock_file = open(private_file(self.path + ".lock"), "w")  # noqa: SIM115 - held
         try:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -75,7 +75,10 @@ class Companion:
         self.memory, self.model, self.persona = memory, model, persona
         self.apps = apps  # with an index, the model also gets the open_app tool
         self.transcripts = transcripts
-        self.session = validate_session(session)
+        # A session is its user's: bob's "default" is not alice's (user names hold no ".").
+        # The default user's sessions keep their bare names, as before users were told apart.
+        session = validate_session(session)
+        self.session = session if memory.user == "default" else f"{memory.user}.{session}"
         self.user_name = user_name or memory.user
         self.window = model.settings.context_window
         self.compact_at = compact_at
