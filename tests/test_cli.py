@@ -74,7 +74,7 @@ def test_list_search_and_limit(run):
     assert [f["text"] for f in found] == ["I use Postgres", "My sister uses Vim"]
     assert len(as_json(run("list", "--limit", "1", "--json"))) == 1
     bad = run("list", "--limit", "0")
-    assert bad.exit_code == 2 and "limit must be a positive whole number" in bad.output
+    assert bad.exit_code == 2 and "Invalid value for '--limit'" in bad.output
 
 
 def test_conflicts_clear_resolve_history_undo(run):

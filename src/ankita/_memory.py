@@ -23,8 +23,9 @@ from ._embedders import Embedder, resolve_embedder
 from ._errors import EmbedderError, InvalidInput, JudgeError, NotFound, UndoError
 from ._judge import ContradictionJudge, resolve_judge
 from ._models import Conflict, Event, Fact, Recall, WriteResult
+from ._plain import explain_conflict, older_newer
 from ._similarity import cosine, match_words
-from ._sql import SQLStore, open_store
+from ._sql import FACT_ORDERS, SQLStore, open_store
 from ._text import content_words, sentences
 from ._validate import (
     check_import_row,
@@ -437,44 +438,103 @@ class Memory:
         return fact
 
     def list(self, kind: str | None = None, include_superseded: bool = False,
-             search: str | None = None, limit: int | None = None) -> Facts:
-        """Facts oldest first; superseded ones only when asked (`list --all`). `search` keeps
-        facts whose text contains it (ASCII letters case-insensitively); `limit` caps the
-        count."""
+             search: str | None = None, limit: int | None = None, offset: int = 0,
+             order: str = "said", descending: bool = False, pinned_first: bool = False,
+             only: str | None = None) -> Facts:
+        """Facts in the order said (or by `order`: one of FACT_ORDERS); superseded ones only
+        when asked (`list --all`). `search` keeps facts whose text contains it (ASCII letters
+        case-insensitively); `only` keeps the "pinned" or the "conflicting" ones; `limit` and
+        `offset` give one page (`count` says how many there are)."""
+        statuses, kinds, search, only = self._filters(kind, include_superseded, search, only)
+        if limit is not None:
+            validate_count(limit, "limit")
+        if offset:
+            validate_count(offset, "offset")
+        if order not in FACT_ORDERS:
+            raise InvalidInput(f"order must be one of {', '.join(sorted(FACT_ORDERS))}")
+        return self.store.list_facts(self.user, statuses, kinds, search, limit=limit,
+                                     offset=offset, order=order, descending=bool(descending),
+                                     pinned_first=bool(pinned_first), only=only)
+
+    def count(self, kind: str | None = None, include_superseded: bool = False,
+              search: str | None = None, only: str | None = None) -> int:
+        """How many facts `list` would give with these filters and no limit."""
+        return self.store.count_facts(self.user, *self._filters(kind, include_superseded,
+                                                                search, only))
+
+    def kinds(self, include_superseded: bool = False) -> dict[str, int]:
+        """Every kind this user has facts of, with how many."""
+        statuses = ("active", "superseded") if include_superseded else ("active",)
+        return self.store.kind_counts(self.user, statuses)
+
+    def _filters(self, kind: str | None, include_superseded: bool, search: str | None,
+                 only: str | None
+                 ) -> tuple[tuple[str, ...], Sequence[str] | None, str | None, str | None]:
         kinds = [validate_kind(kind)] if kind is not None else None
         statuses = ("active", "superseded") if include_superseded else ("active",)
         if search is not None:
             validate_string(search, "search")
-        if limit is not None:
-            validate_count(limit, "limit")
-        return self.store.list_facts(self.user, statuses=statuses, kinds=kinds,
-                                     search=search or None, limit=limit)
+        if only not in (None, "pinned", "conflicting"):
+            raise InvalidInput("only must be 'pinned' or 'conflicting'")
+        return statuses, kinds, search or None, only
 
     def is_stale(self, fact: Fact) -> bool:
         """Unpinned and not confirmed for `stale_after_days` (recall ranks these lower)."""
         return _recall.is_stale(fact, self.clock(), self.settings)
 
-    def conflicts(self, limit: int | None = None, offset: int = 0) -> Conflicts:
-        """Flagged pairs of this user, in a stable order: all of them, or a page of `limit`
-        from `offset` (`conflict_count` says how many there are)."""
+    def conflicts(self, limit: int | None = None, offset: int = 0,
+                  fact: str | None = None) -> Conflicts:
+        """Flagged pairs of this user, the newest flag first: all of them, or a page of
+        `limit` from `offset`; only the pairs of `fact` if given (`conflict_count` says how
+        many there are)."""
         if limit is not None:
             validate_count(limit, "limit")
         if offset:
             validate_count(offset, "offset")
+        if fact is not None:
+            validate_id(fact)
         out = []
-        for a, b in self.store.links(self.user, limit, offset):
+        for a, b in self.store.links(self.user, limit, offset, fact):
             fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
             if fa is not None and fb is not None:
                 event = self.store.link_event(self.user, a, b)
-                score = event.data.get("score") if event else None
-                out.append(Conflict(fa, fb, score=score,
-                                    reason=event.data.get("reason") if event else None,
-                                    flagged_at=event.at if event else None))
+                reason = event.data.get("reason") if event else None
+                out.append(Conflict(fa, fb, score=event.data.get("score") if event else None,
+                                    reason=reason, flagged_at=event.at if event else None,
+                                    newer=older_newer(fa, fb)[1].id,
+                                    explanation=explain_conflict(fa, fb, reason)))
         return out
 
-    def conflict_count(self) -> int:
-        """How many flagged pairs this user has."""
-        return self.store.link_count(self.user)
+    def conflict_count(self, fact: str | None = None) -> int:
+        """How many flagged pairs this user has (of `fact`, if given)."""
+        return self.store.link_count(self.user, validate_id(fact) if fact else None)
+
+    def keep_newer(self, pairs: Sequence[tuple[str, str]]) -> Facts:
+        """For each flagged pair, keep the side said last (as `resolve` would). Every pair is
+        checked before any is settled, so a bad one changes nothing; each settled pair is its
+        own operation in history, undone on its own."""
+        if not isinstance(pairs, (list, tuple)) or not 1 <= len(pairs) <= 1000:
+            raise InvalidInput("pairs must be a list of 1 to 1000 [a, b] pairs")
+        chosen: list[tuple[str, str]] = []
+        for pair in pairs:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise InvalidInput("each pair must be [a, b]")
+            a, b = validate_id(pair[0]), validate_id(pair[1])
+            fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
+            if fa is None or fb is None or b not in fa.conflicts_with:
+                raise NotFound(f"{a} and {b} are not a flagged pair of user {self.user!r}")
+            older, newer = older_newer(fa, fb)
+            chosen.append((newer.id, older.id))
+        # A fact kept in one pair and superseded in another would depend on the order.
+        both = {keep for keep, _ in chosen} & {over for _, over in chosen}
+        if both:
+            raise InvalidInput(f"{min(both)} is the newer side of one pair and the older of "
+                               "another; settle those pairs one at a time")
+        kept = []
+        for keep, over in chosen:
+            if self.get(over).status == "active":
+                kept.append(self.resolve(keep=keep, over=over))
+        return kept
 
     def recall(self, query: str, limit: int = 8, kinds: Sequence[str] | None = None) -> Recall:
         """Facts relevant to `query`, pinned ones, conflict partners and the notice."""
@@ -509,12 +569,23 @@ class Memory:
             return comparison
         return judged(comparison, self.judge.contradiction([(a, b)])[0], self.settings)
 
-    def history(self, fact_id: str) -> Events:
-        """Every event that touched the fact, oldest first (also after it was forgotten)."""
-        events = self.store.events_for(self.user, validate_id(fact_id))
-        if not events:
+    def history(self, fact_id: str, limit: int | None = None, offset: int = 0,
+                newest_first: bool = False) -> Events:
+        """Every event that touched the fact, oldest first (also after it was forgotten), or
+        a page of them (`history_count` says how many there are)."""
+        fact_id = validate_id(fact_id)
+        if limit is not None:
+            validate_count(limit, "limit")
+        if offset:
+            validate_count(offset, "offset")
+        events = self.store.events_for(self.user, fact_id, limit, offset, bool(newest_first))
+        if not events and (offset == 0 or not self.history_count(fact_id)):
             raise NotFound(f"no history for {fact_id} for user {self.user!r}")
         return events
+
+    def history_count(self, fact_id: str) -> int:
+        """How many events touched the fact."""
+        return self.store.event_count(self.user, validate_id(fact_id))
 
     # -- changes --------------------------------------------------------------------------
 

@@ -56,17 +56,23 @@ class WriteResult:
 @dataclass(frozen=True)
 class Conflict:
     """Two active facts flagged against each other; `a` < `b` by id. `score`, `reason` and
-    `flagged_at` come from the history event that linked them (None if it has none)."""
+    `flagged_at` come from the history event that linked them (None if it has none); `newer`
+    is the id of the side said last, `explanation` the pair in plain words."""
 
     a: Fact
     b: Fact
     score: float | None = None
     reason: str | None = None
     flagged_at: str | None = None
+    newer: str | None = None
+    explanation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        older = None if self.newer is None else (
+            self.a.id if self.newer == self.b.id else self.b.id)
         return {"a": self.a.to_dict(), "b": self.b.to_dict(), "score": self.score,
-                "reason": self.reason, "flagged_at": self.flagged_at}
+                "reason": self.reason, "flagged_at": self.flagged_at,
+                "older": older, "newer": self.newer, "explanation": self.explanation}
 
 
 EVENT_TYPES = frozenset({"create", "merge", "text_change", "pin", "unpin", "reactivate", "link",

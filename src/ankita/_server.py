@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Body, Depends, FastAPI, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -41,6 +41,7 @@ from ._errors import (
 from ._judge import ContradictionJudge, resolve_judge
 from ._memory import Memory
 from ._models import Fact
+from ._plain import event_words, partner_of
 from ._review import add_review_page
 from ._sql import SQLStore, open_store
 from ._validate import validate_user
@@ -192,6 +193,11 @@ class PersonaIn(_Strict):
 
 class ResolveIn(_Strict):
     keep: str = Field(description="The id to keep: one of the two facts in the path.")
+
+
+class KeepNewerIn(_Strict):
+    pairs: list[tuple[str, str]] = Field(
+        description="Flagged pairs [a, b] (1-1000); of each, the side said last is kept.")
 
 
 def current_user(request: Request) -> str:
@@ -411,14 +417,32 @@ def create_app(path: str | Path, default_user: str = "default",
         return {**fact.to_dict(), "stale": memory.is_stale(fact)}
 
     @app.get("/v1/facts", tags=["facts"])
-    def list_facts(user: UserDep, kind: str | None = None,
+    def list_facts(user: UserDep, response: Response, kind: str | None = None,
                    all: bool = Query(False, description="Include superseded facts."),
                    q: str | None = Query(None, description="Keep facts whose text contains "
                                          "this (ASCII letters case-insensitively)."),
-                   limit: int | None = Query(None, ge=1, le=100_000)
+                   limit: int | None = Query(None, ge=1, le=100_000),
+                   offset: int = Query(0, ge=0, le=2**62),
+                   sort: Literal["said", "text", "kind", "status", "mentions", "confirmed",
+                                 "created"] = Query("said", description="Order by this."),
+                   desc: bool = Query(False, description="Largest (or latest) first."),
+                   pinned_first: bool = Query(False, description="Pinned facts first."),
+                   only: Literal["pinned", "conflicting"] | None = Query(
+                       None, description="Keep only pinned or only conflicting facts.")
                    ) -> list[dict[str, Any]]:
-        return run(user, lambda m: [with_stale(m, f) for f in m.list(
-            kind=kind, include_superseded=all, search=q, limit=limit)])
+        """A page of facts; `X-Total-Count` says how many match in all."""
+        def page(m: Memory) -> list[dict[str, Any]]:
+            response.headers["X-Total-Count"] = str(m.count(kind, all, q, only))
+            return [with_stale(m, f) for f in m.list(
+                kind=kind, include_superseded=all, search=q, limit=limit, offset=offset,
+                order=sort, descending=desc, pinned_first=pinned_first, only=only)]
+        return run(user, page)
+
+    @app.get("/v1/kinds", tags=["facts"])
+    def kinds(user: UserDep, all: bool = Query(False, description="Count superseded facts.")
+              ) -> dict[str, int]:
+        """Every kind of the user's facts, with how many (not only those of one page)."""
+        return run(user, lambda m: m.kinds(include_superseded=all))
 
     @app.get("/v1/facts/{fact_id}", tags=["facts"])
     def get_fact(user: UserDep, fact_id: str) -> dict[str, Any]:
@@ -437,8 +461,19 @@ def create_app(path: str | Path, default_user: str = "default",
         return run(user, lambda m: m.unpin(fact_id).to_dict())
 
     @app.get("/v1/facts/{fact_id}/history", tags=["history"])
-    def history(user: UserDep, fact_id: str) -> list[dict[str, Any]]:
-        return run(user, lambda m: [e.to_dict() for e in m.history(fact_id)])
+    def history(user: UserDep, fact_id: str, response: Response,
+                limit: int | None = Query(None, ge=1, le=10_000),
+                offset: int = Query(0, ge=0, le=2**62),
+                newest_first: bool = Query(False, description="The latest event first.")
+                ) -> list[dict[str, Any]]:
+        """The fact's events (all, or a page; `X-Total-Count` says how many), each with
+        `partner` (the other fact it names, with its text) and `words` (the event told in
+        plain words)."""
+        def page(m: Memory) -> list[dict[str, Any]]:
+            events = history_in_words(m, fact_id, limit, offset, newest_first)
+            response.headers["X-Total-Count"] = str(m.history_count(fact_id))
+            return events
+        return run(user, page)
 
     @app.post("/v1/undo/{event_id}", tags=["history"])
     def undo(user: UserDep, event_id: int) -> dict[str, Any]:
@@ -447,12 +482,21 @@ def create_app(path: str | Path, default_user: str = "default",
     @app.get("/v1/conflicts", tags=["conflicts"])
     def conflicts(user: UserDep, response: Response,
                   limit: int = Query(200, ge=1, le=1000),
-                  offset: int = Query(0, ge=0, le=2**62)) -> list[dict[str, Any]]:
-        """A page of flagged pairs; `X-Total-Count` says how many there are in all."""
+                  offset: int = Query(0, ge=0, le=2**62),
+                  fact: str | None = Query(None, description="Only the pairs of this fact.")
+                  ) -> list[dict[str, Any]]:
+        """A page of flagged pairs, the newest flag first; `X-Total-Count` says how many
+        there are in all."""
         def page(m: Memory) -> list[dict[str, Any]]:
-            response.headers["X-Total-Count"] = str(m.conflict_count())
-            return [c.to_dict() for c in m.conflicts(limit, offset)]
+            response.headers["X-Total-Count"] = str(m.conflict_count(fact))
+            return [c.to_dict() for c in m.conflicts(limit, offset, fact)]
         return run(user, page)
+
+    @app.post("/v1/conflicts/keep-newer", tags=["conflicts"])
+    def keep_newer(user: UserDep, body: KeepNewerIn) -> dict[str, Any]:
+        """Settle many pairs at once: of each, the side said last is kept."""
+        kept = run(user, lambda m: m.keep_newer(body.pairs))
+        return {"kept": [f.id for f in kept]}
 
     @app.delete("/v1/conflicts/{a}/{b}", tags=["conflicts"])
     def clear_conflict(user: UserDep, a: str, b: str) -> dict[str, Any]:
@@ -472,6 +516,25 @@ def create_app(path: str | Path, default_user: str = "default",
                                             kinds=body.kinds).to_dict())
 
     return app
+
+
+def history_in_words(memory: Memory, fact_id: str, limit: int | None = None, offset: int = 0,
+                     newest_first: bool = False) -> list[dict[str, Any]]:
+    """A fact's events, each with the other fact it names and a line in plain words."""
+    events = memory.history(fact_id, limit, offset, newest_first)
+    texts: dict[str, str] = {}
+    for partner in {p for e in events if (p := partner_of(e, fact_id)) is not None}:
+        try:
+            texts[partner] = memory.get(partner).text
+        except NotFound:
+            pass  # forgotten since: the line says so
+    out = []
+    for event in events:
+        other = partner_of(event, fact_id)
+        out.append({**event.to_dict(), "words": event_words(event, fact_id, texts),
+                    "partner": None if other is None else
+                    {"id": other, "text": texts.get(other)}})
+    return out
 
 
 def check_bind(host: str, store_path: str) -> None:

@@ -25,6 +25,10 @@ FACT_COLUMNS = ('id, "user", text, kind, pinned, status, source, created_at, upd
 # The same columns, read from a join in which the facts table is `f`.
 JOINED_FACT_COLUMNS = ", ".join(f"f.{c.strip()}" for c in FACT_COLUMNS.split(","))
 EVENT_COLUMNS = "id, op, type, fact_id, other_id, at, data, undone_by"
+# How a listing may be sorted (a name a caller may pass -> its SQL), ties in the order said.
+FACT_ORDERS = {"said": "seq", "text": "lower(text)", "kind": "kind", "status": "status",
+               "mentions": "mentions", "confirmed": "last_confirmed_at",
+               "created": "created_at"}
 
 
 _new_object = object.__new__
@@ -204,7 +208,32 @@ class SQLStore:
 
     def list_facts(self, user: str, statuses: Sequence[str] = ("active",),
                    kinds: Sequence[str] | None = None, search: str | None = None,
-                   limit: int | None = None, links: bool = True) -> list[Fact]:
+                   limit: int | None = None, links: bool = True, offset: int = 0,
+                   order: str = "said", descending: bool = False, pinned_first: bool = False,
+                   only: str | None = None) -> list[Fact]:
+        """Facts in one of FACT_ORDERS (then the order they were said), a page at a time."""
+        sql, params = self._fact_filter(user, statuses, kinds, search, only)
+        direction = " DESC" if descending else ""
+        sql += " ORDER BY " + ("pinned DESC, " if pinned_first else "")
+        sql += f"{FACT_ORDERS[order]}{direction}, seq{direction}"
+        if limit is not None or offset:
+            sql += f" LIMIT {int(limit) if limit is not None else 2**62} OFFSET {int(offset)}"
+        return self._facts(sql, params, links)
+
+    def count_facts(self, user: str, statuses: Sequence[str] = ("active",),
+                    kinds: Sequence[str] | None = None, search: str | None = None,
+                    only: str | None = None) -> int:
+        sql, params = self._fact_filter(user, statuses, kinds, search, only)
+        return int(self._run(f"SELECT count(*) FROM facts {sql}", params).fetchone()[0])
+
+    def kind_counts(self, user: str, statuses: Sequence[str] = ("active",)) -> dict[str, int]:
+        rows = self._run(f'SELECT kind, count(*) FROM facts WHERE "user" = ? AND status IN '
+                         f"({_marks(statuses)}) GROUP BY kind ORDER BY kind",
+                         [user, *statuses]).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def _fact_filter(self, user: str, statuses: Sequence[str], kinds: Sequence[str] | None,
+                     search: str | None, only: str | None) -> tuple[str, list[Any]]:
         sql = f'WHERE "user" = ? AND status IN ({_marks(statuses)})'
         params: list[Any] = [user, *statuses]
         if kinds:
@@ -213,11 +242,13 @@ class SQLStore:
         if search:
             sql += f" AND {self._contains}"
             params.append(search)
-        sql += " ORDER BY seq"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return self._facts(sql, params, links)
+        if only == "pinned":
+            sql += " AND pinned = 1"
+        elif only == "conflicting":
+            # Two indexed lookups: an OR across the pair's columns would scan every link.
+            sql += (" AND (EXISTS (SELECT 1 FROM links WHERE links.a = facts.id) OR "
+                    "EXISTS (SELECT 1 FROM links WHERE links.b = facts.id))")
+        return sql, params
 
     def pinned_facts(self, user: str, kinds: Sequence[str] | None = None) -> list[Fact]:
         sql, params = "WHERE \"user\" = ? AND status = 'active' AND pinned = 1", [user]
@@ -441,15 +472,24 @@ class SQLStore:
         return bool(self._run("DELETE FROM links WHERE a = ? AND b = ?",
                               (lo, hi)).rowcount == 1)
 
-    def links(self, user: str, limit: int | None = None, offset: int = 0
-              ) -> list[tuple[str, str]]:
+    def links(self, user: str, limit: int | None = None, offset: int = 0,
+              fact: str | None = None) -> list[tuple[str, str]]:
+        """Flagged pairs, the newest flag first; only those of `fact` if given."""
+        sql, params = self._link_filter(user, fact)
         page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
         return [(r[0], r[1]) for r in self._run(
-            'SELECT a, b FROM links WHERE "user" = ? ORDER BY a, b' + page, (user,)).fetchall()]
+            f"SELECT a, b FROM links {sql} ORDER BY created_at DESC, a, b{page}",
+            params).fetchall()]
 
-    def link_count(self, user: str) -> int:
-        return int(self._run('SELECT count(*) FROM links WHERE "user" = ?',
-                             (user,)).fetchone()[0])
+    def link_count(self, user: str, fact: str | None = None) -> int:
+        sql, params = self._link_filter(user, fact)
+        return int(self._run(f"SELECT count(*) FROM links {sql}", params).fetchone()[0])
+
+    @staticmethod
+    def _link_filter(user: str, fact: str | None) -> tuple[str, list[Any]]:
+        if fact is None:
+            return 'WHERE "user" = ?', [user]
+        return 'WHERE "user" = ? AND (a = ? OR b = ?)', [user, fact, fact]
 
     def link_rows(self, user: str) -> list[tuple[str, str, str]]:
         """(a, b, created_at) of every link of the user, for export."""
@@ -496,9 +536,16 @@ class SQLStore:
             (user, a, b, b, a))
         return found[0] if found else None
 
-    def events_for(self, user: str, fact_id: str) -> list[Event]:
-        return self._events('WHERE "user" = ? AND (fact_id = ? OR other_id = ?) ORDER BY id',
+    def events_for(self, user: str, fact_id: str, limit: int | None = None, offset: int = 0,
+                   newest_first: bool = False) -> list[Event]:
+        page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
+        return self._events('WHERE "user" = ? AND (fact_id = ? OR other_id = ?) ORDER BY id'
+                            + (" DESC" if newest_first else "") + page,
                             (user, fact_id, fact_id))
+
+    def event_count(self, user: str, fact_id: str) -> int:
+        return int(self._run('SELECT count(*) FROM events WHERE "user" = ? AND (fact_id = ? '
+                             "OR other_id = ?)", (user, fact_id, fact_id)).fetchone()[0])
 
     def event(self, user: str, event_id: int) -> Event | None:
         found = self._events('WHERE "user" = ? AND id = ?', (user, event_id))

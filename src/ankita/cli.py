@@ -40,6 +40,7 @@ from ._files import replacing
 from ._jsonl import parse_object, read_jsonl
 from ._memory import Memory
 from ._models import Fact
+from ._sql import FACT_ORDERS
 from ._text import sentences, shown_words
 from ._validate import check_import_row
 
@@ -181,18 +182,30 @@ def recall(ctx: click.Context, query: tuple[str, ...], limit: int, kinds: tuple[
 @click.option("--kind", default=None)
 @click.option("--all", "show_all", is_flag=True, help="Include superseded facts.")
 @click.option("--search", default=None, help="Only facts whose text contains this.")
-@click.option("--limit", type=int, default=None, help="At most this many facts.")
+@click.option("--only", type=click.Choice(["pinned", "conflicting"]), default=None,
+              help="Only pinned, or only conflicting, facts.")
+@click.option("--sort", "order", type=click.Choice(sorted(FACT_ORDERS)), default="said",
+              show_default=True, help="Order by this (then the order said).")
+@click.option("--desc", is_flag=True, help="Largest (or latest) first.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="At most this many facts.")
+@click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many first.")
 @json_option
 @click.pass_context
 def list_(ctx: click.Context, kind: str | None, show_all: bool, search: str | None,
-          limit: int | None, as_json: bool) -> None:
-    """List facts, oldest first."""
-    facts = _memory(ctx).list(kind=kind, include_superseded=show_all, search=search,
-                              limit=limit)
+          only: str | None, order: str, desc: bool, limit: int | None, offset: int,
+          as_json: bool) -> None:
+    """List facts, oldest first (or by --sort), a page at a time with --limit/--offset."""
+    memory = _memory(ctx)
+    facts = memory.list(kind=kind, include_superseded=show_all, search=search, limit=limit,
+                        offset=offset, order=order, descending=desc, only=only)
     if as_json:
         _print_json([f.to_dict() for f in facts])
-    else:
-        console.print(_facts_table(facts))
+        return
+    console.print(_facts_table(facts))
+    if limit is not None or offset:
+        total = memory.count(kind, show_all, search, only)
+        err_console.print(f"{offset + 1 if facts else offset}-{offset + len(facts)} of "
+                          f"{total} facts")
 
 
 @cli.command()

@@ -1,12 +1,17 @@
 // Ankita review page: every read and write goes through the /v1 HTTP API with the user's token.
 // Text from the store is only ever set with textContent, never parsed as HTML.
+// Every view is one page of rows read in one request; totals come from X-Total-Count.
 "use strict";
 
 const TOKEN_KEY = "ankita-token";
-const PAGE = 1000; // facts per listing; the summary says when there are more
+const FACTS_PAGE = 50;
+const CONFLICTS_PAGE = 20;
 const $ = (id) => document.getElementById(id);
-const knownKinds = new Set();
 let searchTimer = null;
+const factsState = { offset: 0, sort: "said", desc: false };
+const conflictsState = { offset: 0 };
+const HISTORY_PAGE = 50;
+const historyState = { offset: 0 };
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -31,7 +36,8 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path, body) {
+// One request; resolves to [body, total] where total is X-Total-Count (or null).
+async function request(method, path, body) {
   const headers = { "Accept": "application/json" };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers["Authorization"] = "Bearer " + token;
@@ -46,7 +52,12 @@ async function api(method, path, body) {
     throw new ApiError(response.status, error.code || "http_error",
                        error.message || `HTTP ${response.status}`);
   }
-  return data;
+  const total = response.headers.get("X-Total-Count");
+  return [data, total === null ? null : Number(total)];
+}
+
+async function api(method, path, body) {
+  return (await request(method, path, body))[0];
 }
 
 function say(message, kind) {
@@ -58,6 +69,7 @@ function say(message, kind) {
 function fail(error) {
   if (error instanceof ApiError && error.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
+    clearEverything();
     show("login");
     say("This server needs a valid token.", "error");
     return;
@@ -65,15 +77,15 @@ function fail(error) {
   say(error instanceof ApiError ? `${error.message} (${error.code})` : String(error), "error");
 }
 
+const VIEWS = ["login", "facts", "conflicts", "ask", "fact", "settings", "tasks"];
+
 // Show one view, mark its nav link current and move focus to its heading.
 function show(view, focus) {
-  for (const name of ["login", "facts", "conflicts", "fact", "settings", "tasks"]) {
-    $("view-" + name).hidden = name !== view;
-  }
-  for (const [name, link] of [["facts", "nav-facts"], ["conflicts", "nav-conflicts"],
-                              ["settings", "nav-settings"], ["tasks", "nav-tasks"]]) {
-    if (view === name) $(link).setAttribute("aria-current", "page");
-    else $(link).removeAttribute("aria-current");
+  for (const name of VIEWS) $("view-" + name).hidden = name !== view;
+  for (const name of ["facts", "conflicts", "ask", "settings", "tasks"]) {
+    const link = $("nav-" + name);
+    if (view === name) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
   }
   $("signout").hidden = !sessionStorage.getItem(TOKEN_KEY);
   if (focus) {
@@ -82,10 +94,34 @@ function show(view, focus) {
   }
 }
 
+// "Forget token": nothing of the previous user may stay in the page, hidden or not.
+function clearEverything() {
+  for (const id of ["facts-list", "conflicts-list", "ask-list", "history", "fact-detail",
+                    "tasks-list", "runs-list", "who", "conflict-count", "facts-summary",
+                    "conflicts-summary", "facts-page", "conflicts-page", "ask-notice",
+                    "add-result", "history-summary", "history-page"]) {
+    $(id).replaceChildren();
+  }
+  $("kind-filter").replaceChildren(el("option", { value: "", text: "all kinds" }));
+  for (const id of ["search", "ask-query", "add-text"]) $(id).value = "";
+  $("persona-form").reset();
+  loadedCard = null;
+  clearInterval(pollTimer);
+  factsState.offset = 0;
+  conflictsState.offset = 0;
+  historyState.offset = 0;
+}
+
 function when(iso) {
   if (!iso) return "";
   const date = new Date(iso);
   return isNaN(date) ? iso : date.toLocaleString();
+}
+
+function day(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return isNaN(date) ? iso : date.toLocaleDateString();
 }
 
 function badges(fact) {
@@ -96,7 +132,9 @@ function badges(fact) {
     out.push(el("span", { class: "badge superseded", text: "superseded" }));
   }
   if (fact.conflicts_with && fact.conflicts_with.length) {
-    out.push(el("span", { class: "badge conflict", text: "conflict" }));
+    // The badge leads to the pairs of this fact.
+    out.push(el("a", { class: "badge conflict", href: `#conflicts/${fact.id}`,
+                       text: "conflict", "aria-label": `Conflicts of: ${fact.text}` }));
   }
   return out;
 }
@@ -105,13 +143,18 @@ function factMeta(fact) {
   const parts = [`${fact.id}`, `kind ${fact.kind}`, `said ${fact.mentions}×`,
                  `first said ${when(fact.created_at)}`];
   if (fact.last_confirmed_at !== fact.created_at) {
-    parts.push(`last confirmed ${when(fact.last_confirmed_at)}`);
+    parts.push(`last said ${when(fact.last_confirmed_at)}`);
   }
   if (fact.source) parts.push(`from ${fact.source}`);
   return el("div", { class: "meta", text: parts.join(" · ") });
 }
 
-// ---- actions (each one API call, then a fresh render) -------------------------------------
+function pageLine(offset, shown, total) {
+  if (!total) return "";
+  return `${offset + 1}–${offset + shown} of ${total.toLocaleString()}`;
+}
+
+// ---- actions (each one API call, then the current page read again) -------------------------
 
 async function act(work, done) {
   try {
@@ -149,6 +192,13 @@ function forgetButton(fact) {
   });
 }
 
+function editButton(fact) {
+  return el("button", {
+    type: "button", text: "Edit", "aria-label": `Edit: ${fact.text}`,
+    onclick: () => startEdit(fact),
+  });
+}
+
 function historyLink(fact) {
   return el("a", { href: `#fact/${fact.id}`, text: "History",
                    "aria-label": `History of: ${fact.text}` });
@@ -169,61 +219,136 @@ function confirmThen(question, onConfirm) {
   $("confirm-cancel").focus(); // the safe choice has focus, so Enter does not destroy
 }
 
-// ---- facts ---------------------------------------------------------------------------------
+// ---- facts: a sortable table, one page a request -------------------------------------------
 
 async function renderFacts() {
-  const params = new URLSearchParams({ limit: String(PAGE + 1) });
+  const params = new URLSearchParams({
+    limit: String(FACTS_PAGE), offset: String(factsState.offset), sort: factsState.sort,
+    desc: String(factsState.desc), pinned_first: String($("pinned-first").checked),
+  });
   const search = $("search").value.trim();
   const kind = $("kind-filter").value;
+  const status = $("status-filter").value;
   if (search) params.set("q", search);
   if (kind) params.set("kind", kind);
-  if ($("show-superseded").checked) params.set("all", "true");
-  const facts = await api("GET", "/v1/facts?" + params);
-  const more = facts.length > PAGE;
-  const shown = facts.slice(0, PAGE);
-  for (const fact of shown) knownKinds.add(fact.kind);
-  fillKinds();
-  const groups = new Map();
-  for (const fact of shown) {
-    if (!groups.has(fact.kind)) groups.set(fact.kind, []);
-    groups.get(fact.kind).push(fact);
+  if (status === "all") params.set("all", "true");
+  if (status === "pinned" || status === "conflicting") params.set("only", status);
+  const [[facts, total], kinds] = await Promise.all([
+    request("GET", "/v1/facts?" + params),
+    api("GET", "/v1/kinds" + (status === "all" ? "?all=true" : "")),
+  ]);
+  if (facts.length === 0 && factsState.offset > 0 && total > 0) {
+    factsState.offset = Math.max(0, total - FACTS_PAGE); // the last page emptied: step back
+    return renderFacts();
   }
-  const sections = [...groups.keys()].sort().map((name) => el("section", { class: "kind" },
-    el("h3", { text: `${name} (${groups.get(name).length})` }),
-    el("ul", { class: "facts" }, groups.get(name).map((fact) =>
-      el("li", { class: `fact ${fact.status}`, "data-id": fact.id },
-        el("div", {}, el("span", { class: "text", text: fact.text }), badges(fact)),
-        factMeta(fact),
-        el("div", { class: "actions" },
-          fact.status === "active" ? pinButton(fact) : null,
-          forgetButton(fact), historyLink(fact)))))));
-  $("facts-list").replaceChildren(...sections);
-  $("facts-summary").textContent = shown.length === 0
-    ? (search || kind ? "No fact matches." : "No facts yet.")
-    : `${shown.length}${more ? "+" : ""} fact${shown.length === 1 ? "" : "s"}` +
-      (more ? ` shown; narrow the search to see the rest.` : ".");
+  fillKinds(kinds);
+  $("facts-list").replaceChildren(...facts.map(factRow));
+  for (const th of document.querySelectorAll("#facts-table th[data-sort]")) {
+    const sorted = th.dataset.sort === factsState.sort;
+    if (sorted) th.setAttribute("aria-sort", factsState.desc ? "descending" : "ascending");
+    else th.removeAttribute("aria-sort");
+  }
+  const filtered = search || kind || status !== "active";
+  $("facts-summary").textContent = total === 0
+    ? (filtered ? "No fact matches." : "No facts yet.")
+    : `${total.toLocaleString()} fact${total === 1 ? "" : "s"}` + (filtered ? " match." : ".");
+  $("facts-page").textContent = pageLine(factsState.offset, facts.length, total);
+  $("facts-prev").disabled = factsState.offset === 0;
+  $("facts-next").disabled = factsState.offset + facts.length >= total;
 }
 
-function fillKinds() {
+function factRow(fact) {
+  return el("tr", { class: `fact ${fact.status}`, "data-id": fact.id },
+    el("td", { class: "fact-text" }, el("span", { class: "text", text: fact.text }),
+       badges(fact)),
+    el("td", { "data-label": "Kind", text: fact.kind }),
+    el("td", { "data-label": "Status", text: fact.status }),
+    el("td", { "data-label": "Said", text: `${fact.mentions}×` }),
+    el("td", { "data-label": "Last said", text: day(fact.last_confirmed_at),
+               title: when(fact.last_confirmed_at) }),
+    el("td", { class: "row-actions" },
+      fact.status === "active" ? pinButton(fact) : null, editButton(fact),
+      forgetButton(fact), historyLink(fact)));
+}
+
+function fillKinds(kinds) {
   const select = $("kind-filter");
   const current = select.value;
   const options = [el("option", { value: "", text: "all kinds" })];
-  for (const kind of [...knownKinds].sort()) options.push(el("option", { value: kind, text: kind }));
+  for (const [kind, count] of Object.entries(kinds)) {
+    options.push(el("option", { value: kind, text: `${kind} (${count})` }));
+  }
+  if (current && !(current in kinds)) options.push(el("option", { value: current, text: current }));
   select.replaceChildren(...options);
   select.value = current;
 }
 
-// ---- conflicts -----------------------------------------------------------------------------
+function sortBy(column) {
+  if (factsState.sort === column) factsState.desc = !factsState.desc;
+  else { factsState.sort = column; factsState.desc = column === "mentions" || column === "confirmed"; }
+  factsState.offset = 0;
+  route();
+}
+
+// An edit is a new write through the normal path: its decision (merge, conflict or a new fact)
+// is shown, and the old fact stays until the user settles it.
+function startEdit(fact) {
+  $("add-text").value = fact.text;
+  $("add-kind").value = fact.kind;
+  $("add-pinned").checked = fact.pinned;
+  $("add-label").textContent = "Edit";
+  $("add-submit").textContent = "Save as a new write";
+  $("add-cancel").hidden = false;
+  $("add-result").textContent = `Editing “${fact.text}”: saving writes the new text as a new ` +
+    "fact, and the store decides what it does to the old one (merge, flag or keep apart).";
+  $("add-text").focus();
+}
+
+function endEdit() {
+  $("add-label").textContent = "Remember";
+  $("add-submit").textContent = "Remember";
+  $("add-cancel").hidden = true;
+}
+
+function decisionWords(result) {
+  const fact = result.fact;
+  if (result.action === "merge") {
+    return [`Merged into “${fact.text}” (said ${fact.mentions}×): ${result.reason}. `,
+            el("a", { href: `#fact/${fact.id}`, text: "History" })];
+  }
+  if (result.action === "conflict") {
+    return [`Stored “${fact.text}” and flagged it against ${result.conflicts_with.length} ` +
+            `fact${result.conflicts_with.length === 1 ? "" : "s"}: ${result.reason}. `,
+            el("a", { href: `#conflicts/${fact.id}`, text: "Settle it" })];
+  }
+  return [`Stored “${fact.text}” as a new fact: ${result.reason}.`];
+}
+
+async function submitFact() {
+  const body = { text: $("add-text").value, kind: $("add-kind").value.trim() || "fact",
+                 pinned: $("add-pinned").checked, source: "review page" };
+  const result = await api("POST", "/v1/facts", body);
+  $("add-text").value = "";
+  $("add-pinned").checked = false;
+  endEdit();
+  $("add-result").replaceChildren(...decisionWords(result));
+  return null;
+}
+
+// ---- conflicts: one request a page, each pair older / newer --------------------------------
 
 function historyList(events, withUndo) {
   return el("ol", { class: "history" }, events.map((event) => {
     const item = el("li", { class: event.undone_by ? "undone" : "" },
-      el("span", { text: describe(event) }),
+      el("span", { text: event.words || event.type }),
+      event.partner && event.partner.text !== null
+        ? [" ", el("a", { href: `#fact/${event.partner.id}`, text: "(open)",
+                          "aria-label": `Open: ${event.partner.text}` })] : null,
       el("span", { class: "meta", text: ` · ${when(event.at)} · event ${event.id}` +
                                         (event.undone_by ? ` · undone by ${event.undone_by}` : "") }));
     if (withUndo && !event.undone_by && event.type !== "undo") {
       item.append(" ", el("button", {
-        type: "button", text: "Undo", "aria-label": `Undo event ${event.id}: ${describe(event)}`,
+        type: "button", text: "Undo", "aria-label": `Undo event ${event.id}: ${event.words}`,
         onclick: () => act(async () => {
           const undo = await api("POST", `/v1/undo/${event.id}`);
           return `Undid ${undo.data.types.join(", ")} (event ${undo.id}).`;
@@ -234,77 +359,96 @@ function historyList(events, withUndo) {
   }));
 }
 
-function describe(event) {
-  const data = event.data || {};
-  switch (event.type) {
-    case "create": return `created: “${data.text}”`;
-    case "merge": return `merged “${data.phrasing}” (score ${fmt(data.score)})`;
-    case "text_change": return `text changed from “${data.before}” to “${data.after}”`;
-    case "link": return `flagged against ${other(event)}: ${data.reason || ""}`;
-    case "clear": return `flag with ${other(event)} cleared: both kept`;
-    case "resolve": return `${event.fact_id} superseded; ${event.other_id} kept`;
-    case "reactivate": return "active again (said again after being superseded)";
-    case "forget": return `forgotten: “${data.fact ? data.fact.text : ""}”`;
-    case "pin": return "pinned";
-    case "unpin": return "unpinned";
-    case "undo": return `undo of ${(data.types || []).join(", ")}`;
-    default: return event.type;
-  }
-}
-
-function other(event) {
-  return event.other_id || "";
-}
-
 function fmt(score) {
   return typeof score === "number" ? score.toFixed(2) : "–";
 }
 
-async function renderConflicts() {
-  const pairs = await api("GET", "/v1/conflicts");
-  setCount(pairs.length);
+function pairPath(pair) {
+  return `/v1/conflicts/${encodeURIComponent(pair.a.id)}/${encodeURIComponent(pair.b.id)}`;
+}
+
+async function renderConflicts(factId) {
+  const params = new URLSearchParams({ limit: String(CONFLICTS_PAGE),
+                                       offset: String(conflictsState.offset) });
+  if (factId) params.set("fact", factId);
+  const [pairs, total] = await request("GET", "/v1/conflicts?" + params);
+  if (pairs.length === 0 && conflictsState.offset > 0 && total > 0) {
+    conflictsState.offset = Math.max(0, total - CONFLICTS_PAGE);
+    return renderConflicts(factId);
+  }
+  if (!factId) setCount(total);
+  $("conflicts-all").hidden = !factId;
+  $("select-page").checked = false;
+  updateBulk();
+  $("conflicts-summary").textContent = total === 0 ? ""
+    : `${total.toLocaleString()} pair${total === 1 ? "" : "s"}` +
+      (factId ? " of this fact." : " to settle.");
+  $("conflicts-page").textContent = pageLine(conflictsState.offset, pairs.length, total);
+  $("conflicts-prev").disabled = conflictsState.offset === 0;
+  $("conflicts-next").disabled = conflictsState.offset + pairs.length >= total;
   if (pairs.length === 0) {
     $("conflicts-list").replaceChildren(el("p", { text: "No conflicts. Nothing to settle." }));
     return;
   }
-  const histories = await Promise.all(pairs.map((pair) => Promise.all([
-    api("GET", `/v1/facts/${encodeURIComponent(pair.a.id)}/history`),
-    api("GET", `/v1/facts/${encodeURIComponent(pair.b.id)}/history`),
-  ])));
-  const cards = pairs.map((pair, index) => {
-    const [left, right] = [pair.a, pair.b];
-    const keep = (kept, over) => act(async () => {
-      await api("POST", `/v1/conflicts/${encodeURIComponent(pair.a.id)}/` +
-                        `${encodeURIComponent(pair.b.id)}/resolve`, { keep: kept.id });
-      return [`Kept “${kept.text}”; “${over.text}” is superseded. `,
-              el("a", { href: `#fact/${over.id}`, text: "Undo from its history" })];
-    });
-    const side = (label, fact, events) => el("div", { class: "side" },
-      el("div", { class: "side-label", text: label }),
-      el("div", {}, el("span", { class: "text", text: fact.text }), badges(fact)),
-      factMeta(fact),
-      el("details", {}, el("summary", { text: "History" }), historyList(events, false),
-         historyLink(fact)));
-    return el("article", { class: "pair", "aria-label": `Conflict ${index + 1}` },
-      el("div", { class: "pair-head",
-                  text: `Flagged ${when(pair.flagged_at)} · score ${fmt(pair.score)}` }),
-      el("p", { class: "reason", text: pair.reason || "No reason was recorded." }),
-      el("div", { class: "sides" },
-        side("Left", left, histories[index][0]), side("Right", right, histories[index][1])),
-      el("div", { class: "actions" },
-        el("button", { type: "button", class: "primary", text: "Keep left",
-                       title: `Keep “${left.text}”`, onclick: () => keep(left, right) }),
-        el("button", { type: "button", text: "Keep both",
-                       title: "Both are true: remove the flag",
-                       onclick: () => act(async () => {
-                         await api("DELETE", `/v1/conflicts/${encodeURIComponent(pair.a.id)}/` +
-                                             `${encodeURIComponent(pair.b.id)}`);
-                         return "Kept both; the flag is gone.";
-                       }) }),
-        el("button", { type: "button", class: "primary", text: "Keep right",
-                       title: `Keep “${right.text}”`, onclick: () => keep(right, left) })));
+  $("conflicts-list").replaceChildren(...pairs.map((pair, index) => pairCard(pair, index)));
+}
+
+function pairCard(pair, index) {
+  const byId = { [pair.a.id]: pair.a, [pair.b.id]: pair.b };
+  const newer = byId[pair.newer] || pair.b;
+  const older = newer === pair.a ? pair.b : pair.a;
+  const keep = (kept, over) => act(async () => {
+    await api("POST", pairPath(pair) + "/resolve", { keep: kept.id });
+    return [`Kept “${kept.text}”; “${over.text}” is superseded. `,
+            el("a", { href: `#fact/${over.id}`, text: "Undo from its history" })];
   });
-  $("conflicts-list").replaceChildren(...cards);
+  const side = (label, fact, other) => el("div", { class: `side ${label.toLowerCase()}` },
+    el("div", { class: "side-label", text: `${label} · last said ${day(fact.last_confirmed_at)}` }),
+    el("div", {}, el("span", { class: "text", text: fact.text }), badges(fact)),
+    el("div", { class: "actions" },
+      el("button", { type: "button", class: "primary", text: "Keep this",
+                     "aria-label": `Keep this: ${fact.text}`, onclick: () => keep(fact, other) }),
+      historyLink(fact)),
+    factMeta(fact));
+  return el("article", { class: "pair", "aria-label": `Conflict ${index + 1}`,
+                         "data-a": pair.a.id, "data-b": pair.b.id },
+    el("div", { class: "pair-head" },
+      el("label", { class: "check" },
+        el("input", { type: "checkbox", class: "pick", "aria-label": `Select conflict ${index + 1}`,
+                      onchange: updateBulk }),
+        `Flagged ${when(pair.flagged_at)}`)),
+    el("p", { class: "reason", text: pair.explanation || pair.reason || "No reason was recorded." }),
+    el("div", { class: "sides" }, side("Older", older, newer), side("Newer", newer, older)),
+    el("div", { class: "actions" },
+      el("button", { type: "button", text: "Keep both", title: "Both are true: remove the flag",
+                     onclick: () => act(async () => {
+                       await api("DELETE", pairPath(pair));
+                       return "Kept both; the flag is gone.";
+                     }) }),
+      el("details", {}, el("summary", { text: "How it was found" }),
+         el("p", { class: "meta", text: `${pair.reason || "no reason recorded"} · score ` +
+                                         fmt(pair.score) }))));
+}
+
+function picked() {
+  return [...document.querySelectorAll("#conflicts-list .pair")]
+    .filter((card) => card.querySelector(".pick").checked)
+    .map((card) => [card.dataset.a, card.dataset.b]);
+}
+
+function updateBulk() {
+  const count = picked().length;
+  $("keep-newer").disabled = count === 0;
+  $("keep-newer").textContent = count ? `Keep newer for ${count} selected` : "Keep newer for selected";
+}
+
+function keepNewer() {
+  const pairs = picked();
+  act(async () => {
+    const result = await api("POST", "/v1/conflicts/keep-newer", { pairs });
+    return `Kept the newer side of ${result.kept.length} pair${result.kept.length === 1 ? "" : "s"}; ` +
+           "each can be undone from its history.";
+  });
 }
 
 function setCount(count) {
@@ -313,13 +457,42 @@ function setCount(count) {
 }
 
 async function refreshCount() {
-  setCount((await api("GET", "/v1/conflicts")).length);
+  setCount((await request("GET", "/v1/conflicts?limit=1"))[1]);
+}
+
+// ---- ask: what recall would give the companion ---------------------------------------------
+
+async function ask() {
+  const query = $("ask-query").value;
+  const result = await api("POST", "/v1/recall", { query, limit: 8 });
+  $("ask-list").replaceChildren(...result.facts.map((item) => {
+    const marks = [];
+    if (item.pinned) marks.push("pinned");
+    if (item.conflicting) marks.push("conflicting");
+    if (item.via_conflict) marks.push("brought along: the other side of a conflict");
+    if (item.stale) marks.push("may be outdated");
+    return el("li", { "data-id": item.fact.id },
+      el("span", { class: "text", text: item.fact.text }),
+      el("span", { class: "meta", text: ` · score ${fmt(item.score)}` +
+                                        (marks.length ? ` · ${marks.join(" · ")}` : "") }),
+      " ", historyLink(item.fact));
+  }));
+  $("ask-notice").className = result.notice ? "notice" : "hint";
+  $("ask-notice").textContent = result.facts.length === 0 ? "Nothing would be recalled."
+    : result.notice ? `The companion would also be told: “${result.notice}”`
+      : "No notice: nothing recalled disagrees.";
 }
 
 // ---- one fact ------------------------------------------------------------------------------
 
 async function renderFact(id) {
-  const events = await api("GET", `/v1/facts/${encodeURIComponent(id)}/history`);
+  const [events, total] = await request("GET", `/v1/facts/${encodeURIComponent(id)}/history?` +
+    new URLSearchParams({ limit: String(HISTORY_PAGE), offset: String(historyState.offset),
+                          newest_first: "true" }));
+  $("history-summary").textContent = `${total} event${total === 1 ? "" : "s"}.`;
+  $("history-page").textContent = pageLine(historyState.offset, events.length, total);
+  $("history-prev").disabled = historyState.offset === 0;
+  $("history-next").disabled = historyState.offset + events.length >= total;
   let fact = null;
   try {
     fact = await api("GET", `/v1/facts/${encodeURIComponent(id)}`);
@@ -328,7 +501,7 @@ async function renderFact(id) {
   }
   $("fact-title").textContent = fact ? "Fact" : "Forgotten fact";
   $("fact-detail").replaceChildren(fact
-    ? el("div", { class: `fact ${fact.status}` },
+    ? el("div", { class: `fact-card ${fact.status}` },
         el("div", {}, el("span", { class: "text", text: fact.text }), badges(fact)),
         factMeta(fact),
         el("div", { class: "actions" },
@@ -417,9 +590,12 @@ async function route(focus) {
     if (hash.startsWith("fact/")) {
       show("fact", focus);
       await renderFact(decodeURIComponent(hash.slice(5)));
-    } else if (hash === "conflicts") {
+    } else if (hash === "conflicts" || hash.startsWith("conflicts/")) {
       show("conflicts", focus);
-      await renderConflicts();
+      await renderConflicts(hash.startsWith("conflicts/")
+        ? decodeURIComponent(hash.slice(10)) : null);
+    } else if (hash === "ask") {
+      show("ask", focus);
     } else if (hash === "tasks") {
       show("tasks", focus);
       await renderTasks();
@@ -447,8 +623,18 @@ async function start() {
   await route(false);
 }
 
+function refilter() {
+  factsState.offset = 0;
+  route();
+}
+
 document.addEventListener("DOMContentLoaded", () => {
-  window.addEventListener("hashchange", () => { say(""); route(true); });
+  window.addEventListener("hashchange", () => {
+    say("");
+    conflictsState.offset = 0;
+    historyState.offset = 0;
+    route(true);
+  });
   $("login-form").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, $("token").value.trim());
@@ -458,19 +644,68 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("signout").addEventListener("click", () => {
     sessionStorage.removeItem(TOKEN_KEY);
+    clearEverything();
     say("Token forgotten for this tab.");
     start();
   });
-  $("search-form").addEventListener("submit", (event) => { event.preventDefault(); route(); });
+  $("add-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(submitFact);
+  });
+  $("add-cancel").addEventListener("click", () => {
+    $("add-text").value = "";
+    $("add-result").textContent = "";
+    endEdit();
+  });
+  $("search-form").addEventListener("submit", (event) => { event.preventDefault(); refilter(); });
   $("persona-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act(saveSettings);
   });
   $("search").addEventListener("input", () => {
     clearTimeout(searchTimer);
-    searchTimer = setTimeout(() => route(), 250); // wait for a pause in typing
+    searchTimer = setTimeout(refilter, 250); // wait for a pause in typing
   });
-  $("kind-filter").addEventListener("change", () => route());
-  $("show-superseded").addEventListener("change", () => route());
+  for (const id of ["kind-filter", "status-filter", "pinned-first"]) {
+    $(id).addEventListener("change", refilter);
+  }
+  for (const th of document.querySelectorAll("#facts-table th[data-sort]")) {
+    th.querySelector("button").addEventListener("click", () => sortBy(th.dataset.sort));
+  }
+  $("facts-prev").addEventListener("click", () => {
+    factsState.offset = Math.max(0, factsState.offset - FACTS_PAGE);
+    route();
+  });
+  $("facts-next").addEventListener("click", () => {
+    factsState.offset += FACTS_PAGE;
+    route();
+  });
+  $("conflicts-prev").addEventListener("click", () => {
+    conflictsState.offset = Math.max(0, conflictsState.offset - CONFLICTS_PAGE);
+    route();
+  });
+  $("conflicts-next").addEventListener("click", () => {
+    conflictsState.offset += CONFLICTS_PAGE;
+    route();
+  });
+  $("history-prev").addEventListener("click", () => {
+    historyState.offset = Math.max(0, historyState.offset - HISTORY_PAGE);
+    route();
+  });
+  $("history-next").addEventListener("click", () => {
+    historyState.offset += HISTORY_PAGE;
+    route();
+  });
+  $("select-page").addEventListener("change", () => {
+    for (const box of document.querySelectorAll("#conflicts-list .pick")) {
+      box.checked = $("select-page").checked;
+    }
+    updateBulk();
+  });
+  $("keep-newer").addEventListener("click", keepNewer);
+  $("ask-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    ask().catch(fail);
+  });
   start();
 });
