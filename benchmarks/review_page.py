@@ -27,9 +27,15 @@ from pathlib import Path
 import httpx
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def facts_file(folder: Path, facts: int, conflicts: int, seed: int = 1) -> Path:
@@ -39,9 +45,13 @@ def facts_file(folder: Path, facts: int, conflicts: int, seed: int = 1) -> Path:
     def word() -> str:
         return "".join(rng.choice(string.ascii_lowercase) for _ in range(7))
 
-    lines = [{"text": f"{word()} {word()} {word()} {word()}", "kind": rng.choice(
-        ["fact", "preference", "tool", "place", "person"])}
-        for _ in range(facts - 2 * conflicts)]
+    lines = [
+        {
+            "text": f"{word()} {word()} {word()} {word()}",
+            "kind": rng.choice(["fact", "preference", "tool", "place", "person"]),
+        }
+        for _ in range(facts - 2 * conflicts)
+    ]
     for _ in range(conflicts):
         name = word().capitalize()
         lines.append({"text": f"{name} meets us on Friday"})
@@ -59,8 +69,21 @@ def free_port() -> int:
 
 def serve(db: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "ankita", "--db", db, "--embedder", "none",
-                               "serve", "--port", str(port)], stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ankita",
+            "--db",
+            db,
+            "--embedder",
+            "none",
+            "serve",
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
@@ -87,6 +110,7 @@ def measure(page, base: str, full: bool) -> dict[str, float]:  # type: ignore[no
     def first_paint() -> None:
         page.goto(base + "/")
         expect(summary).not_to_have_text("")
+
     out["first_paint"] = timed(first_paint)
     if not full:
         return out
@@ -96,17 +120,20 @@ def measure(page, base: str, full: bool) -> dict[str, float]:  # type: ignore[no
         before = page_line.inner_text()
         page.get_by_role("button", name="Next page").first.click()
         expect(page_line).not_to_have_text(before)
+
     out["next_page"] = timed(next_page)
 
     def sort() -> None:
         page.get_by_role("button", name="Fact", exact=True).click()
         expect(page.locator('th[data-sort="text"][aria-sort]')).to_have_count(1)
+
     out["sort_by_text"] = timed(sort)
 
     def search() -> None:
         page.get_by_label("Search").fill("friday")
         page.get_by_label("Search").press("Enter")
         expect(summary).to_contain_text("match")
+
     out["search"] = timed(search)
     page.get_by_label("Search").fill("")
 
@@ -116,26 +143,31 @@ def measure(page, base: str, full: bool) -> dict[str, float]:  # type: ignore[no
         button.click()
         expect(page.get_by_role("button", name="Unpin" + label[3:], exact=True)).to_have_count(1)
         expect(page.locator("#status")).to_contain_text("Pinned")
+
     out["pin"] = timed(pin)
 
     def conflicts() -> None:
         page.locator("#nav-conflicts").click()
         expect(page.locator("#conflicts-list .pair")).to_have_count(20)
+
     out["open_conflicts"] = timed(conflicts)
 
     # An action is done when its message is shown: the page says it after drawing anew.
     status = page.locator("#status")
 
     def keep_this() -> None:
-        page.locator("#conflicts-list .pair").first.get_by_role("button",
-                                                                name="Keep this:").first.click()
+        page.locator("#conflicts-list .pair").first.get_by_role(
+            "button", name="Keep this:"
+        ).first.click()
         expect(status).to_contain_text("is superseded")
+
     out["keep_this"] = timed(keep_this)
 
     def bulk() -> None:
         page.get_by_label("select all on this page").check()
         page.get_by_role("button", name="Keep newer for 20 selected").click()
         expect(status).to_contain_text("Kept the newer side of 20 pairs")
+
     out["keep_newer_20"] = timed(bulk)
 
     def ask() -> None:
@@ -143,6 +175,7 @@ def measure(page, base: str, full: bool) -> dict[str, float]:  # type: ignore[no
         page.get_by_label("Question").fill("who meets us on Friday?")
         page.get_by_role("button", name="Recall").click()
         expect(page.locator("#ask-notice")).not_to_have_text("")
+
     out["recall_preview"] = timed(ask)
     return out
 
@@ -159,8 +192,11 @@ def main() -> None:
     db, empty = str(folder / "big.db"), str(folder / "empty.db")
     source = facts_file(folder, args.facts, args.conflicts)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ankita", "--db", db, "--embedder", "none", "import",
-                    str(source)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "ankita", "--db", db, "--embedder", "none", "import", str(source)],
+        check=True,
+        capture_output=True,
+    )
     built = time.perf_counter() - started
     runs: dict[str, list[float]] = {}
     reference: list[float] = []
@@ -182,13 +218,20 @@ def main() -> None:
                 else:
                     reference.append(figures["first_paint"])
         browser.close()
-    print(json.dumps({
-        "facts": args.facts, "conflicts": args.conflicts, "repeat": args.repeat,
-        "import_s": round(built, 1),
-        "reference_first_paint_empty_store_ms": round(statistics.median(reference), 1),
-        "median_ms": {k: round(statistics.median(v), 1) for k, v in runs.items()},
-        "max_ms": {k: round(max(v), 1) for k, v in runs.items()},
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "facts": args.facts,
+                "conflicts": args.conflicts,
+                "repeat": args.repeat,
+                "import_s": round(built, 1),
+                "reference_first_paint_empty_store_ms": round(statistics.median(reference), 1),
+                "median_ms": {k: round(statistics.median(v), 1) for k, v in runs.items()},
+                "max_ms": {k: round(max(v), 1) for k, v in runs.items()},
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

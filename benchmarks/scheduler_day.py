@@ -33,17 +33,27 @@ def runner(job):
 
 
 folder = Path(tempfile.mkdtemp())
-tasks = Scheduler(folder / "tasks.db", runner, clock=lambda: now["t"],
-                  busy=lambda: now["t"] in busy_at)
-tasks.add("morning-summary", "cron 0 9 * * *", "Summarise what is planned today",
-          tz="Europe/Berlin")
-tasks.add("check-in", "every 2h", "A friendly check-in", kind="heartbeat",
-          active_hours="08:00-22:00", tz="Europe/Berlin")
+tasks = Scheduler(
+    folder / "tasks.db", runner, clock=lambda: now["t"], busy=lambda: now["t"] in busy_at
+)
+tasks.add(
+    "morning-summary", "cron 0 9 * * *", "Summarise what is planned today", tz="Europe/Berlin"
+)
+tasks.add(
+    "check-in",
+    "every 2h",
+    "A friendly check-in",
+    kind="heartbeat",
+    active_hours="08:00-22:00",
+    tz="Europe/Berlin",
+)
 tasks.add("backup-check", "every 6h", "Did the backup run?")
 tasks.add("dentist", "at 2026-03-02T15:30", "Dentist at 16:00", tz="Europe/Berlin")
 
-off = (datetime(2026, 3, 2, 1, 0, tzinfo=timezone.utc), datetime(2026, 3, 2, 5, 0,
-                                                                  tzinfo=timezone.utc))
+off = (
+    datetime(2026, 3, 2, 1, 0, tzinfo=timezone.utc),
+    datetime(2026, 3, 2, 5, 0, tzinfo=timezone.utc),
+)
 while now["t"] < start + timedelta(days=1):
     if not off[0] <= now["t"] < off[1]:  # the machine is off for four hours
         tasks.tick()
@@ -52,8 +62,10 @@ while now["t"] < start + timedelta(days=1):
 names = {job.id: job.name for job, _ in tasks.jobs()}
 print(f"{'finished (UTC)':<20} {'job':<16} {'status':<9} output / reason")
 for run in tasks.runs(limit=1000):
-    print(f"{run.finished_at[:19]:<20} {names[run.job_id]:<16} {run.status:<9} "
-          f"{run.output or run.reason}")
+    print(
+        f"{run.finished_at[:19]:<20} {names[run.job_id]:<16} {run.status:<9} "
+        f"{run.output or run.reason}"
+    )
 counts = {}
 for run in tasks.runs(limit=1000):
     counts[run.status] = counts.get(run.status, 0) + 1
@@ -74,9 +86,13 @@ for _ in range(200):
     seen = reader.runs_after(run.id - 1)
     to_reader.append((time.perf_counter() - finished) * 1000)
     assert seen and seen[0].id == run.id and seen[0].status == "ok"
-print(f"a finished run is in the database, visible to another connection, when run_now "
-      f"returns; reading it took p50 {statistics.median(to_reader):.2f} ms "
-      f"(max {max(to_reader):.2f} ms) over 200 runs")
-print(f"the event reaches subscribers inside the run's own finish, before run_now returns: "
-      f"p50 {statistics.median(to_event):.2f} ms after the run began (the run itself "
-      "included); the review page polls every 1 s, so it shows a run within about a second")
+print(
+    f"a finished run is in the database, visible to another connection, when run_now "
+    f"returns; reading it took p50 {statistics.median(to_reader):.2f} ms "
+    f"(max {max(to_reader):.2f} ms) over 200 runs"
+)
+print(
+    f"the event reaches subscribers inside the run's own finish, before run_now returns: "
+    f"p50 {statistics.median(to_event):.2f} ms after the run began (the run itself "
+    "included); the review page polls every 1 s, so it shows a run within about a second"
+)

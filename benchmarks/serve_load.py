@@ -25,8 +25,24 @@ from pathlib import Path
 
 import httpx
 
-WORDS = ["Postgres", "Berlin", "jazz", "Rust", "tea", "Lyon", "Neovim", "climbing", "Kyoto",
-         "dark mode", "Spotify", "a ThinkPad", "the gym", "sourdough", "chess", "Lisbon"]
+WORDS = [
+    "Postgres",
+    "Berlin",
+    "jazz",
+    "Rust",
+    "tea",
+    "Lyon",
+    "Neovim",
+    "climbing",
+    "Kyoto",
+    "dark mode",
+    "Spotify",
+    "a ThinkPad",
+    "the gym",
+    "sourdough",
+    "chess",
+    "Lisbon",
+]
 VERBS = ["I use", "I like", "I live near", "My sister loves", "I visit", "My team picked"]
 
 
@@ -46,13 +62,29 @@ def main() -> None:
     db = str(Path(folder) / "load.db")
     tokens = []
     for i in range(args.clients):
-        out = subprocess.run([sys.executable, "-m", "ankita", "--db", db, "token", "create",
-                              "--user", f"user{i}"], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "ankita", "--db", db, "token", "create", "--user", f"user{i}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         tokens.append(out.stdout.strip())
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "ankita", "--db", db, "--embedder",
-                               args.embedder, "serve", "--port", str(port)],
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ankita",
+            "--db",
+            db,
+            "--embedder",
+            args.embedder,
+            "serve",
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     for _ in range(200):
         try:
@@ -68,12 +100,15 @@ def main() -> None:
 
     def client(i: int) -> None:
         rng = random.Random(i)
-        with httpx.Client(base_url=base, timeout=30,
-                          headers={"Authorization": f"Bearer {tokens[i]}"}) as http:
+        with httpx.Client(
+            base_url=base, timeout=30, headers={"Authorization": f"Bearer {tokens[i]}"}
+        ) as http:
             while time.perf_counter() < stop:
                 text = f"{rng.choice(VERBS)} {rng.choice(WORDS)} since {rng.randint(1990, 2026)}"
-                for method, path, body in (("POST", "/v1/facts", {"text": text}),
-                                           ("POST", "/v1/recall", {"query": rng.choice(WORDS)})):
+                for method, path, body in (
+                    ("POST", "/v1/facts", {"text": text}),
+                    ("POST", "/v1/recall", {"query": rng.choice(WORDS)}),
+                ):
                     start = time.perf_counter()
                     try:
                         response = http.request(method, path, json=body)
@@ -82,8 +117,7 @@ def main() -> None:
                         if ok and path == "/v1/facts":
                             result = response.json()
                             with lock:
-                                acknowledged.append((i, result["fact"]["id"],
-                                                     result["event_id"]))
+                                acknowledged.append((i, result["fact"]["id"], result["event_id"]))
                     except httpx.HTTPError as exc:
                         ok, detail = False, repr(exc)
                     elapsed = (time.perf_counter() - start) * 1000
@@ -103,13 +137,24 @@ def main() -> None:
     server.wait(10)
     lost = count_lost(db, acknowledged)
     latencies.sort()
-    print(json.dumps({
-        "clients": args.clients, "seconds": round(wall, 1), "embedder": args.embedder,
-        "requests": len(latencies), "requests_per_s": round(len(latencies) / wall, 1),
-        "p50_ms": round(statistics.median(latencies), 1),
-        "p95_ms": round(latencies[int(len(latencies) * 0.95)], 1),
-        "errors": len(errors), "first_errors": errors[:3],
-        "acknowledged_writes": len(acknowledged), "lost": lost}, indent=2))
+    print(
+        json.dumps(
+            {
+                "clients": args.clients,
+                "seconds": round(wall, 1),
+                "embedder": args.embedder,
+                "requests": len(latencies),
+                "requests_per_s": round(len(latencies) / wall, 1),
+                "p50_ms": round(statistics.median(latencies), 1),
+                "p95_ms": round(latencies[int(len(latencies) * 0.95)], 1),
+                "errors": len(errors),
+                "first_errors": errors[:3],
+                "acknowledged_writes": len(acknowledged),
+                "lost": lost,
+            },
+            indent=2,
+        )
+    )
 
 
 def count_lost(db: str, acknowledged: list[tuple[int, str, int]]) -> int:
@@ -122,8 +167,9 @@ def count_lost(db: str, acknowledged: list[tuple[int, str, int]]) -> int:
         try:
             ids = {f.id for f in memory.list(include_superseded=True)}
             for c, fact, event in acknowledged:
-                if c == client and (fact not in ids or event not in
-                                    {e.id for e in memory.history(fact)}):
+                if c == client and (
+                    fact not in ids or event not in {e.id for e in memory.history(fact)}
+                ):
                     lost += 1
         finally:
             memory.close()

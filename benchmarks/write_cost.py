@@ -18,19 +18,38 @@ from ankita import Memory
 
 SUBJECTS = ["my sister", "my brother", "my manager", "my best friend", "I", "my partner"]
 VERBS = ["lives in", "works at", "prefers", "uses", "likes", "visits"]
-OBJECTS = ["Lyon", "Berlin", "Postgres", "dark mode", "jazz", "Spotify", "Neovim", "Kyoto",
-           "green tea", "the gym on Mondays", "a ThinkPad", "Obsidian", "Lisbon", "Rust"]
+OBJECTS = [
+    "Lyon",
+    "Berlin",
+    "Postgres",
+    "dark mode",
+    "jazz",
+    "Spotify",
+    "Neovim",
+    "Kyoto",
+    "green tea",
+    "the gym on Mondays",
+    "a ThinkPad",
+    "Obsidian",
+    "Lisbon",
+    "Rust",
+]
 
 
 def facts(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return [f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
-            f"since {rng.randint(1990, 2026)}" for _ in range(n)]
+    return [
+        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
+        f"since {rng.randint(1990, 2026)}"
+        for _ in range(n)
+    ]
 
 
 def timed_writes(embedder: str, stored: list[str], writes: list[str]) -> list[float]:
-    with tempfile.TemporaryDirectory() as folder, \
-            Memory(Path(folder) / "bench.db", embedder=embedder) as memory:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Memory(Path(folder) / "bench.db", embedder=embedder) as memory,
+    ):
         for text in stored:
             memory.remember(text)
         memory.remember("warm-up: load the model before timing")
@@ -51,8 +70,10 @@ def main() -> None:
     result: dict[str, object] = {"stored_facts": args.facts, "writes": args.writes}
     for embedder in ("none", "local"):
         samples = sorted(timed_writes(embedder, stored, writes))
-        result[embedder] = {"p50_ms": round(statistics.median(samples), 2),
-                            "p90_ms": round(samples[int(len(samples) * 0.9)], 2)}
+        result[embedder] = {
+            "p50_ms": round(statistics.median(samples), 2),
+            "p90_ms": round(samples[int(len(samples) * 0.9)], 2),
+        }
     none_p50 = result["none"]["p50_ms"]  # type: ignore[index]
     local_p50 = result["local"]["p50_ms"]  # type: ignore[index]
     result["added_p50_ms"] = round(local_p50 - none_p50, 2)

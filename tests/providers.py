@@ -37,8 +37,9 @@ class FakeProvider:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                outer.requests.append({"path": self.path, "body": body,
-                                       "auth": self.headers.get("Authorization")})
+                outer.requests.append(
+                    {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                )
                 status, payload = outer.answer(self.path, body)
                 if status == "hang":
                     time.sleep(3)
@@ -89,8 +90,10 @@ class FakeProvider:
         if self.kind == "openai":
             if path != "/v1/embeddings":
                 return 404, {"error": "not found"}
-            data = [{"object": "embedding", "index": i, "embedding": v}
-                    for i, v in enumerate(self.vectors(body["input"]))]
+            data = [
+                {"object": "embedding", "index": i, "embedding": v}
+                for i, v in enumerate(self.vectors(body["input"]))
+            ]
             data.reverse()  # servers may answer out of order; `index` says where each goes
             return 200, {"object": "list", "data": data, "model": body["model"]}
         # cloudflare
@@ -98,5 +101,9 @@ class FakeProvider:
         if len(texts) > 100:
             return 400, {"success": False, "errors": [{"message": "too many"}]}
         vectors = self.vectors(texts)
-        return 200, {"result": {"shape": [len(vectors), self.dim], "data": vectors},
-                     "success": True, "errors": [], "messages": []}
+        return 200, {
+            "result": {"shape": [len(vectors), self.dim], "data": vectors},
+            "success": True,
+            "errors": [],
+            "messages": [],
+        }

@@ -1,9 +1,10 @@
 """The text analysis's shortcuts give what their definitions give (hypothesis)."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ankita._disagree import (
+from ankita.analysis._disagree import (
     _CHANGE_PHRASES,
     CHANGE_OF_STATE,
     NARROW,
@@ -17,9 +18,8 @@ from ankita._disagree import (
     value_slot_keys,
     value_spans,
 )
-from ankita._index import lookup_for
-from ankita._lexicon import NEGATIONS
-from ankita._text import (
+from ankita.analysis._lexicon import NEGATIONS
+from ankita.analysis._text import (
     _ONE_PRONOUN_BEFORE,
     _ORDINAL,
     _WITH_UNIT,
@@ -28,10 +28,30 @@ from ankita._text import (
     stem,
     tokens,
 )
+from ankita.search._index import lookup_for
 
 # Few words, so that random texts often share a start, an end, or all of it.
-WORDS = ["i", "live", "in", "Oslo", "Rome", "the", "a", "my", "sister", "3", "three", "for",
-         "years", "no", "longer", "moved", "to", "used", "work"]
+WORDS = [
+    "i",
+    "live",
+    "in",
+    "Oslo",
+    "Rome",
+    "the",
+    "a",
+    "my",
+    "sister",
+    "3",
+    "three",
+    "for",
+    "years",
+    "no",
+    "longer",
+    "moved",
+    "to",
+    "used",
+    "work",
+]
 texts = st.lists(st.sampled_from(WORDS), max_size=9).map(" ".join)
 
 
@@ -41,6 +61,7 @@ def _keys(text: str) -> set[str]:
     return {slot_key(seq, i, j) for i, j in spans(len(seq))}
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(texts, texts)
 def test_sharing_a_slot_is_sharing_a_slot_key(a, b):
@@ -75,9 +96,32 @@ def _number(tokens_: tuple[str, ...], i: int) -> str | None:
 
 
 @settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(["3", "03", "3rd", "21st", "5km", "11pm", "ten", "one",
-                                 "second", "hand", "this", "3x", "km5", "x3", "the", "1990s"]),
-                min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "3",
+                "03",
+                "3rd",
+                "21st",
+                "5km",
+                "11pm",
+                "ten",
+                "one",
+                "second",
+                "hand",
+                "this",
+                "3x",
+                "km5",
+                "x3",
+                "the",
+                "1990s",
+            ]
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_a_number_is_read_as_before(words):
     toks = tuple(words)
     for i in range(len(toks)):
@@ -85,16 +129,39 @@ def test_a_number_is_read_as_before(words):
 
 
 @settings(max_examples=1000, deadline=None)
-@given(st.lists(st.sampled_from(["no", "longer", "more", "used", "to", "any", "gave", "up",
-                                 "these", "days", "not", "anymore", "quit", "i", "coffee"]),
-                max_size=8).map(" ".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "no",
+                "longer",
+                "more",
+                "used",
+                "to",
+                "any",
+                "gave",
+                "up",
+                "these",
+                "days",
+                "not",
+                "anymore",
+                "quit",
+                "i",
+                "coffee",
+            ]
+        ),
+        max_size=8,
+    ).map(" ".join)
+)
 def test_change_phrases_are_found_as_before(text):
     # Without a negation before them, every change word and phrase is found; a negation may
     # only take some away ("not to give up").
     toks = tokens(text)
     found = {w for w in toks if w in CHANGE_OF_STATE} | {
-        " ".join(p) for p in _CHANGE_PHRASES
-        if any(toks[i:i + len(p)] == p for i in range(len(toks) - len(p) + 1))}
+        " ".join(p)
+        for p in _CHANGE_PHRASES
+        if any(toks[i : i + len(p)] == p for i in range(len(toks) - len(p) + 1))
+    }
     if not NEGATIONS & set(toks):
         assert change_words(text) == found
     else:
@@ -110,12 +177,38 @@ def test_a_negated_change_states_none():
 
 # Words for texts where one span is replaced by another: stop words, filler, content words,
 # numbers, names of one to three words, a multi-valued and an additive word.
-SPAN_WORDS = ["i", "my", "sister", "lives", "live", "in", "on", "with", "for", "the", "is",
-              "work", "Apollo", "New", "York", "City", "Lyon", "green", "tea", "3", "five",
-              "years", "also", "like", "use", "running"]
+SPAN_WORDS = [
+    "i",
+    "my",
+    "sister",
+    "lives",
+    "live",
+    "in",
+    "on",
+    "with",
+    "for",
+    "the",
+    "is",
+    "work",
+    "Apollo",
+    "New",
+    "York",
+    "City",
+    "Lyon",
+    "green",
+    "tea",
+    "3",
+    "five",
+    "years",
+    "also",
+    "like",
+    "use",
+    "running",
+]
 sequences = st.lists(st.sampled_from(SPAN_WORDS), min_size=1, max_size=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=4000, deadline=None)
 @given(sequences, st.data())
 def test_a_value_finding_is_found_through_the_slots_the_new_fact_asks(old, data):
@@ -124,8 +217,9 @@ def test_a_value_finding_is_found_through_the_slots_the_new_fact_asks(old, data)
     span's words, and not marked narrow when the new span asks only wide frames."""
     i = data.draw(st.integers(0, len(old) - 1))
     j = data.draw(st.integers(i + 1, min(i + 3, len(old))))
-    new = old[:i] + data.draw(st.lists(st.sampled_from(SPAN_WORDS), min_size=1,
-                                       max_size=3)) + old[j:]
+    new = (
+        old[:i] + data.draw(st.lists(st.sampled_from(SPAN_WORDS), min_size=1, max_size=3)) + old[j:]
+    )
     stored, text = " ".join(old), " ".join(new)
     if any(f.check == "value" for f in check_value(stored, text)):
         assert _found_through_slots(stored, text), (stored, text)
@@ -136,13 +230,18 @@ def _found_through_slots(stored: str, text: str) -> bool:
 
     def read(term: str) -> bool:
         key, tag = term.split("#", 1)
-        return any(k == key and tag.removeprefix(NARROW) not in words
-                   and not (wide and tag.startswith(NARROW)) for k, words, wide in asked)
+        return any(
+            k == key
+            and tag.removeprefix(NARROW) not in words
+            and not (wide and tag.startswith(NARROW))
+            for k, words, wide in asked
+        )
+
     return any(map(read, value_slot_keys(stored)))
 
 
 def test_a_span_of_three_names_asks_only_wide_frames():
-    """"I work on A B C" asks the slot of "I work on X with Y" only among wide frames, where
+    """ "I work on A B C" asks the slot of "I work on X with Y" only among wide frames, where
     that fact is not: its frame holds one content word, too few for a three-word value."""
     stored, text = "I work on Apollo with Lyon", "I work on New York City"
     assert [f.check for f in check_value(stored, text)] == ["different"]
@@ -157,11 +256,17 @@ def test_a_span_of_three_names_asks_only_wide_frames():
 
 
 def test_a_span_holding_an_additive_word_asks_no_slot():
-    """"also" means one more value, not one replaced: no span holding it is asked (a span
+    """ "also" means one more value, not one replaced: no span holding it is asked (a span
     asked anyway only costs candidates, so the random tests above cannot see this)."""
     text = "My sister also lives in Lyon"
-    assert value_spans(text) == ((0, 1, False), (2, 3, False), (2, 4, False), (2, 5, False),
-                                 (3, 5, False), (4, 5, False))
+    assert value_spans(text) == (
+        (0, 1, False),
+        (2, 3, False),
+        (2, 4, False),
+        (2, 5, False),
+        (3, 5, False),
+        (4, 5, False),
+    )
 
 
 def test_the_narrow_mark_sorts_after_every_stop_tag():

@@ -25,26 +25,50 @@ def tree(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_DATA_DIRS", str(tmp_path / "usr"))
     monkeypatch.setenv("XDG_CURRENT_DESKTOP", "GNOME")
-    desktop(system, "org.gnome.Calculator.desktop", Name="Calculator",
-            GenericName="Calculator", Keywords="math;sums;", Exec="gnome-calculator %U")
-    desktop(system, "firefox.desktop", Name="Firefox Web Browser", GenericName="Web Browser",
-            Exec="firefox %u")
+    desktop(
+        system,
+        "org.gnome.Calculator.desktop",
+        Name="Calculator",
+        GenericName="Calculator",
+        Keywords="math;sums;",
+        Exec="gnome-calculator %U",
+    )
+    desktop(
+        system,
+        "firefox.desktop",
+        Name="Firefox Web Browser",
+        GenericName="Web Browser",
+        Exec="firefox %u",
+    )
     desktop(system, "hidden.desktop", Name="Hidden Thing", Exec="hidden", Hidden="true")
-    desktop(system, "nodisplay.desktop", Name="Background Helper", Exec="helper",
-            NoDisplay="true")
-    desktop(system, "missing.desktop", Name="Not Installed", Exec="nothere",
-            TryExec="/definitely/not/here")
+    desktop(system, "nodisplay.desktop", Name="Background Helper", Exec="helper", NoDisplay="true")
+    desktop(
+        system,
+        "missing.desktop",
+        Name="Not Installed",
+        Exec="nothere",
+        TryExec="/definitely/not/here",
+    )
     desktop(system, "kde-only.desktop", Name="Konsole", Exec="konsole", OnlyShowIn="KDE;")
     desktop(system, "link.desktop", Name="A Website", Type="Link", URL="https://example.org")
-    desktop(system / "kde", "writer.desktop", Name="LibreOffice Writer", Exec="lowriter %F",
-            Keywords="word;document;")
+    desktop(
+        system / "kde",
+        "writer.desktop",
+        Name="LibreOffice Writer",
+        Exec="lowriter %F",
+        Keywords="word;document;",
+    )
     desktop(system, "other-calculator.desktop", Name="Calc (copy)", Exec="gnome-calculator %U")
     # The user's own copy of an id wins over the system's.
     desktop(home, "firefox.desktop", Name="Firefox", Exec="firefox --private-window %u")
     desktop(system, "code.desktop", Name="Visual Studio Code", Exec="code %F")
     desktop(system, "codium.desktop", Name="VSCodium", Exec="codium %F")
-    desktop(system, "org.gnome.TextEditor.desktop", Name="GNOME Text Editor",
-            Exec="gnome-text-editor %U")
+    desktop(
+        system,
+        "org.gnome.TextEditor.desktop",
+        Name="GNOME Text Editor",
+        Exec="gnome-text-editor %U",
+    )
     desktop(system, "org.kde.kate.desktop", Name="Kate Text Editor", Exec="kate %U")
     return tmp_path
 
@@ -56,8 +80,15 @@ def recording():
 
 def test_discovery_honours_the_desktop_entry_rules(tree):
     apps = {app.id: app for app in discover("linux")}
-    assert set(apps) == {"org.gnome.Calculator", "firefox", "kde-writer", "code", "codium",
-                         "org.gnome.TextEditor", "org.kde.kate"}
+    assert set(apps) == {
+        "org.gnome.Calculator",
+        "firefox",
+        "kde-writer",
+        "code",
+        "codium",
+        "org.gnome.TextEditor",
+        "org.kde.kate",
+    }
     assert apps["firefox"].argv == ("firefox", "--private-window")  # first found wins
     assert apps["org.gnome.Calculator"].argv == ("gnome-calculator",)  # field codes gone
     assert apps["org.gnome.Calculator"].aliases == ("Calculator", "math", "sums")
@@ -69,14 +100,20 @@ def test_sure_matches_launch_and_unsure_ones_ask(tree):
     assert index.open("calculator").kind == "launch"
     assert index.open("firefx").kind == "launch"  # a typo, still clearly one app
     assert index.open("sums").kind == "launch"  # an alias (Keywords)
-    assert launched == [("gnome-calculator",), ("firefox", "--private-window"),
-                        ("gnome-calculator",)]
+    assert launched == [
+        ("gnome-calculator",),
+        ("firefox", "--private-window"),
+        ("gnome-calculator",),
+    ]
     tie = index.open("code")  # exact id: no doubt
     assert tie.kind == "launch"
     assert index.open("vscod").app.name == "VSCodium"  # close to one name only
     unsure = index.open("text editor")  # two apps fit equally well
-    assert unsure.kind == "ask" and "GNOME Text Editor" in unsure.message \
+    assert (
+        unsure.kind == "ask"
+        and "GNOME Text Editor" in unsure.message
         and "Kate Text Editor" in unsure.message
+    )
     assert index.open("photoshop").kind == "none"
     assert len(launched) == 5  # asking never launches
     with pytest.raises(InvalidInput):
@@ -88,8 +125,13 @@ def test_the_index_refreshes_when_the_folders_change(tree):
     index = AppIndex("linux", launch=launch)
     assert index.open("gimp").kind == "none"
     new = tree / "home" / "applications"
-    desktop(new, "gimp.desktop", Name="GNU Image Manipulation Program", GenericName="GIMP",
-            Exec="gimp-2.10 %U")
+    desktop(
+        new,
+        "gimp.desktop",
+        Name="GNU Image Manipulation Program",
+        GenericName="GIMP",
+        Exec="gimp-2.10 %U",
+    )
     os.utime(new, (os.stat(new).st_atime, os.stat(new).st_mtime + 5))
     assert index.open("gimp").kind == "launch" and launched == [("gimp-2.10",)]
 
@@ -131,11 +173,13 @@ def test_the_companion_opens_apps_and_asks_when_unsure(tree, tmp_path):
 
     fake = FakeModel(brain)
     launched, launch = recording()
-    chat = Companion(Memory(tmp_path / "m.db", embedder="none"),
-                     open_model(ModelSettings(provider="ollama", base_url=fake.url("ollama"),
-                                              model="fake")),
-                     Persona.default(), Transcripts(tmp_path / "chat.db"),
-                     apps=AppIndex("linux", launch=launch))
+    chat = Companion(
+        Memory(tmp_path / "m.db", embedder="none"),
+        open_model(ModelSettings(provider="ollama", base_url=fake.url("ollama"), model="fake")),
+        Persona.default(),
+        Transcripts(tmp_path / "chat.db"),
+        apps=AppIndex("linux", launch=launch),
+    )
     assert chat.send("please open the calculator").text == "Opening Calculator."
     assert launched == [("gnome-calculator",)]
     assert "open_app" in {t["function"]["name"] for t in fake.requests[0]["tools"]}

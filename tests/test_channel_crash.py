@@ -25,14 +25,19 @@ from fake_telegram import TOKEN, FakeTelegram
 @pytest.fixture
 def env(tmp_path, monkeypatch, chat_model):
     telegram = FakeTelegram()
-    values = {"ANKITA_DB": str(tmp_path / "memory.db"), "ANKITA_USER": "sam",
-              "ANKITA_EMBEDDER": "none",
-              "ANKITA_CHANNELS_DB": str(tmp_path / "channels.db"),
-              "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
-              "ANKITA_TASKS_DB": str(tmp_path / "tasks.db"),
-              "ANKITA_PERSONA": str(tmp_path / "persona.json"),
-              "ANKITA_TELEGRAM_API": telegram.url, "ANKITA_TG_TOKEN": TOKEN,
-              "ANKITA_CHAT_URL": chat_model.url("ollama"), "ANKITA_CHAT_MODEL": "fake"}
+    values = {
+        "ANKITA_DB": str(tmp_path / "memory.db"),
+        "ANKITA_USER": "sam",
+        "ANKITA_EMBEDDER": "none",
+        "ANKITA_CHANNELS_DB": str(tmp_path / "channels.db"),
+        "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
+        "ANKITA_TASKS_DB": str(tmp_path / "tasks.db"),
+        "ANKITA_PERSONA": str(tmp_path / "persona.json"),
+        "ANKITA_TELEGRAM_API": telegram.url,
+        "ANKITA_TG_TOKEN": TOKEN,
+        "ANKITA_CHAT_URL": chat_model.url("ollama"),
+        "ANKITA_CHAT_MODEL": "fake",
+    }
     for key, value in values.items():
         monkeypatch.setenv(key, value)
     yield telegram, values
@@ -58,15 +63,23 @@ def outbox(path):
 
 def start(values, log: Path, *extra: str):
     with log.open("a") as err:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen([sys.executable, "-m", "ankita", "channels", "run", *extra],
-                                env={**os.environ, **values}, stdout=subprocess.DEVNULL,
-                                stderr=err)
+        return subprocess.Popen(
+            [sys.executable, "-m", "ankita", "channels", "run", *extra],
+            env={**os.environ, **values},
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
 
 
+@pytest.mark.slow
 def test_the_outbox_survives_a_kill(tmp_path, env):
     telegram, values = env
-    assert CliRunner().invoke(cli, ["channels", "add", "tg", "--platform", "telegram",
-                                    "--dm", "open"]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(cli, ["channels", "add", "tg", "--platform", "telegram", "--dm", "open"])
+        .exit_code
+        == 0
+    )
     log = tmp_path / "relay.log"
     relay = start(values, log)
     try:
@@ -76,10 +89,14 @@ def test_the_outbox_survives_a_kill(tmp_path, env):
             telegram.fail("sendMessage", 502, "Bad Gateway")
         telegram.say(42, "I am a night owl")
         telegram.say(42, "Where do I live?")
-        assert wait_for(lambda: [(m["status"], bool(m["last_error"]))
-                                 for m in outbox(values["ANKITA_CHANNELS_DB"])] ==
-                        # The third waits behind the second: one chat, one order.
-                        [("sent", False), ("queued", True), ("queued", False)]), log.read_text()
+        assert wait_for(
+            lambda: (
+                [(m["status"], bool(m["last_error"])) for m in outbox(values["ANKITA_CHANNELS_DB"])]
+                ==
+                # The third waits behind the second: one chat, one order.
+                [("sent", False), ("queued", True), ("queued", False)]
+            )
+        ), log.read_text()
     finally:
         relay.send_signal(signal.SIGKILL)
         relay.wait(10)
@@ -94,9 +111,11 @@ def test_the_outbox_survives_a_kill(tmp_path, env):
         assert relay.wait(30) == 0
     # Each once, in the order the messages came.
     assert [m["text"] for m in telegram.sent] == [
-        "Got it, I'll remember that.", "Got it, I'll remember that.",
+        "Got it, I'll remember that.",
+        "Got it, I'll remember that.",
         "From what I remember: I live in Lyon; I am a night owl.",
-        "Got it, I'll remember that."]
+        "Got it, I'll remember that.",
+    ]
     rows = outbox(values["ANKITA_CHANNELS_DB"])
     assert [m["status"] for m in rows] == ["sent"] * 4
     assert TOKEN not in log.read_text()
@@ -109,35 +128,76 @@ def test_a_second_relay_on_one_store_is_refused(tmp_path, env):
     first = start(values, log)
     try:
         assert wait_for(lambda: "connected as" in log.read_text()), log.read_text()
-        second = subprocess.run([sys.executable, "-m", "ankita", "channels", "run"],
-                                env={**os.environ, **values}, capture_output=True, text=True,
-                                timeout=60)
+        second = subprocess.run(
+            [sys.executable, "-m", "ankita", "channels", "run"],
+            env={**os.environ, **values},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert second.returncode == 2 and "another `ankita channels run`" in second.stderr
     finally:
         first.send_signal(signal.SIGTERM)
         first.wait(30)
 
 
+@pytest.mark.slow
 def test_scheduled_results_reach_a_chat_once(tmp_path, env):
     telegram, values = env
     runner = CliRunner()
     runner.invoke(cli, ["channels", "add", "tg", "--platform", "telegram", "--dm", "open"])
-    refused = runner.invoke(cli, ["tasks", "add", "x", "--every", "1d", "--action",
-                                  "conflicts", "--to", "channel:nope:42"])
+    refused = runner.invoke(
+        cli,
+        ["tasks", "add", "x", "--every", "1d", "--action", "conflicts", "--to", "channel:nope:42"],
+    )
     assert refused.exit_code == 3 and "no channel named 'nope'" in refused.output
-    assert runner.invoke(cli, ["tasks", "add", "x", "--every", "1d", "--action", "conflicts",
-                               "--to", "telegram:42"]).exit_code == 2
-    job = json.loads(runner.invoke(cli, [
-        "tasks", "add", "morning", "--every", "1d", "--action", "conflicts",
-        "--to", "channel:tg:42", "--json"]).output)
+    assert (
+        runner.invoke(
+            cli,
+            ["tasks", "add", "x", "--every", "1d", "--action", "conflicts", "--to", "telegram:42"],
+        ).exit_code
+        == 2
+    )
+    job = json.loads(
+        runner.invoke(
+            cli,
+            [
+                "tasks",
+                "add",
+                "morning",
+                "--every",
+                "1d",
+                "--action",
+                "conflicts",
+                "--to",
+                "channel:tg:42",
+                "--json",
+            ],
+        ).output
+    )
     run = json.loads(runner.invoke(cli, ["tasks", "run-now", job["id"], "--json"]).output)
     assert run["status"] == "ok"
     [queued] = outbox(values["ANKITA_CHANNELS_DB"])
     assert (queued["chat_id"], queued["text"]) == ("42", "No conflicts wait for an answer.")
     # One process runs the channels and the tasks: a job due in two seconds reaches chat 43.
     soon = (datetime.now(timezone.utc) + timedelta(seconds=2)).isoformat(timespec="seconds")
-    assert runner.invoke(cli, ["tasks", "add", "soon", "--at", soon, "--action", "conflicts",
-                               "--to", "channel:tg:43"]).exit_code == 0
+    assert (
+        runner.invoke(
+            cli,
+            [
+                "tasks",
+                "add",
+                "soon",
+                "--at",
+                soon,
+                "--action",
+                "conflicts",
+                "--to",
+                "channel:tg:43",
+            ],
+        ).exit_code
+        == 0
+    )
     log = tmp_path / "relay.log"
     relay = start(values, log, "--with-tasks")
     try:
@@ -147,7 +207,9 @@ def test_scheduled_results_reach_a_chat_once(tmp_path, env):
         relay.send_signal(signal.SIGTERM)
         relay.wait(30)
     assert [(m["chat"]["id"], m["text"]) for m in telegram.sent] == [
-        (42, "No conflicts wait for an answer."), (43, "No conflicts wait for an answer.")]
+        (42, "No conflicts wait for an answer."),
+        (43, "No conflicts wait for an answer."),
+    ]
     assert len(sent) == 2
 
 

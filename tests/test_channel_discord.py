@@ -27,12 +27,17 @@ def discord_server(monkeypatch):
 @pytest.fixture
 def relay(tmp_path, discord_server, responder):
     store = Channels(tmp_path / "channels.db")
-    store.add("dc", "discord", dm_policy="allowlist", group_policy="open",
-              allow_from=["77", "78", "79"], user="sam")
+    store.add(
+        "dc",
+        "discord",
+        dm_policy="allowlist",
+        group_policy="open",
+        allow_from=["77", "78", "79"],
+        user="sam",
+    )
     store.close()
     reports = []
-    running = Relay(tmp_path / "channels.db", responder, report=reports.append,
-                    drain_every_s=0.2)
+    running = Relay(tmp_path / "channels.db", responder, report=reports.append, drain_every_s=0.2)
     assert running.start() == {"dc": "ankita (id 1001)"}
     running.reports = reports
     yield running
@@ -45,7 +50,9 @@ def test_a_direct_message_round_trip_with_memory(tmp_path, discord_server, relay
     discord_server.say("77", "Where do I live?")
     sent = discord_server.wait_sent(2)
     assert [(m["channel_id"], m["content"]) for m in sent] == [
-        ("977", "Got it, I'll remember that."), ("977", "From what I remember: I live in Lyon.")]
+        ("977", "Got it, I'll remember that."),
+        ("977", "From what I remember: I live in Lyon."),
+    ]
     assert discord_server.typing == ["977", "977"]
     # The gateway said who we are, with no privileged intent asked for.
     assert discord_server.identified[0]["token"] == TOKEN
@@ -55,12 +62,12 @@ def test_a_direct_message_round_trip_with_memory(tmp_path, discord_server, relay
     assert not any(TOKEN in line for line in relay.reports)
 
 
-def test_strangers_and_unmentioned_guild_messages_get_nothing(discord_server, relay,
-                                                              chat_model):
+def test_strangers_and_unmentioned_guild_messages_get_nothing(discord_server, relay, chat_model):
     discord_server.say("66", "hello, anyone?")
     discord_server.say("66", "talking among ourselves", channel="555", guild="444")
-    discord_server.say("66", "<@1001> I am a night owl", channel="555", guild="444",
-                       mention_bot=True)
+    discord_server.say(
+        "66", "<@1001> I am a night owl", channel="555", guild="444", mention_bot=True
+    )
     [reply] = discord_server.wait_sent(1)
     time.sleep(0.5)
     assert reply["channel_id"] == "555" and len(discord_server.sent) == 1
@@ -68,8 +75,8 @@ def test_strangers_and_unmentioned_guild_messages_get_nothing(discord_server, re
     assert any("ignored 66" in line for line in relay.reports)
 
 
-def test_rate_limits_are_waited_out_5xx_retried_and_403_parked(tmp_path, discord_server,
-                                                               relay):
+@pytest.mark.slow
+def test_rate_limits_are_waited_out_5xx_retried_and_403_parked(tmp_path, discord_server, relay):
     store = Channels(tmp_path / "channels.db")
 
     def row(index, predicate):
@@ -81,14 +88,20 @@ def test_rate_limits_are_waited_out_5xx_retried_and_403_parked(tmp_path, discord
             time.sleep(0.05)
         raise AssertionError(store.outbox())
 
-    discord_server.fail(429, {"message": "You are being rate limited.", "retry_after": 0.3,
-                              "global": False}, {"X-RateLimit-Scope": "user", "Via": "1.1 google"})
+    discord_server.fail(
+        429,
+        {"message": "You are being rate limited.", "retry_after": 0.3, "global": False},
+        {"X-RateLimit-Scope": "user", "Via": "1.1 google"},
+    )
     discord_server.say("77", "I am learning Portuguese")
     first = row(0, lambda r: r["status"] == "sent")
     assert first["attempts"] == 1  # discord.py waited out the short 429 itself
     # A long one comes back to the outbox, which waits without holding the sender.
-    discord_server.fail(429, {"message": "You are being rate limited.", "retry_after": 60,
-                              "global": False}, {"X-RateLimit-Scope": "user", "Via": "1.1 google"})
+    discord_server.fail(
+        429,
+        {"message": "You are being rate limited.", "retry_after": 60, "global": False},
+        {"X-RateLimit-Scope": "user", "Via": "1.1 google"},
+    )
     discord_server.say("77", "I am a night owl")
     waiting = row(1, lambda r: r["last_error"] is not None)
     assert (waiting["status"], waiting["last_error"]) == ("queued", "retry after 60 s")
@@ -108,13 +121,16 @@ def test_rate_limits_are_waited_out_5xx_retried_and_403_parked(tmp_path, discord
     assert (waiting["status"], waiting["attempts"]) == ("queued", 1)  # still behind its 60 s
     store.close()
     assert [(m["channel_id"], m["content"]) for m in discord_server.sent] == [
-        ("977", "Got it, I'll remember that."), ("978", "Tell me more!")]
+        ("977", "Got it, I'll remember that."),
+        ("978", "Tell me more!"),
+    ]
 
 
 def test_a_bad_token_is_a_clear_error_without_the_token(discord_server, monkeypatch):
     monkeypatch.setenv("ANKITA_DC_TOKEN", "wrong.discord-secret")
-    adapter = open_adapter({"name": "dc", "platform": "discord"}, lambda u, o: None,
-                           lambda line: None, None)
+    adapter = open_adapter(
+        {"name": "dc", "platform": "discord"}, lambda u, o: None, lambda line: None, None
+    )
     with pytest.raises(ChannelError, match="refused") as caught:
         adapter.connect()
     adapter.disconnect()

@@ -27,8 +27,9 @@ def slack(monkeypatch):
 @pytest.fixture
 def relay(tmp_path, slack, responder):
     store = Channels(tmp_path / "channels.db")
-    store.add("sl", "slack", dm_policy="allowlist", group_policy="open", allow_from=["U1"],
-              user="sam")
+    store.add(
+        "sl", "slack", dm_policy="allowlist", group_policy="open", allow_from=["U1"], user="sam"
+    )
     store.close()
     stored_at = {}
     reports = []
@@ -41,8 +42,13 @@ def relay(tmp_path, slack, responder):
 
         return open_adapter(config, timed, report, offset)
 
-    running = Relay(tmp_path / "channels.db", responder, make_adapter=make,
-                    report=reports.append, drain_every_s=0.2)
+    running = Relay(
+        tmp_path / "channels.db",
+        responder,
+        make_adapter=make,
+        report=reports.append,
+        drain_every_s=0.2,
+    )
     assert running.start() == {"sl": "ankita in Fake Team"}
     running.stored_at, running.reports = stored_at, reports
     yield running
@@ -52,8 +58,11 @@ def relay(tmp_path, slack, responder):
 def test_a_message_round_trip_acknowledged_only_after_it_is_stored(tmp_path, slack, relay):
     envelope = slack.dm("U1", "I live in Lyon", event_id="Ev1")
     assert slack.wait(lambda: len(slack.posted) == 1)
-    assert slack.posted[0] == {"channel": "DU1", "text": "Got it, I'll remember that.",
-                               "ts": slack.posted[0]["ts"]}
+    assert slack.posted[0] == {
+        "channel": "DU1",
+        "text": "Got it, I'll remember that.",
+        "ts": slack.posted[0]["ts"],
+    }
     assert envelope in slack.acks and slack.acks[envelope] >= relay.stored_at["Ev1"]
     # Slack did not see the ack in time and sends the event again: answered once.
     again = slack.dm("U1", "I live in Lyon", event_id="Ev1", retry=1)
@@ -61,23 +70,50 @@ def test_a_message_round_trip_acknowledged_only_after_it_is_stored(tmp_path, sla
     slack.dm("U1", "Where do I live?", event_id="Ev2")
     assert slack.wait(lambda: len(slack.posted) == 2)
     time.sleep(0.5)
-    assert [p["text"] for p in slack.posted] == ["Got it, I'll remember that.",
-                                                  "From what I remember: I live in Lyon."]
+    assert [p["text"] for p in slack.posted] == [
+        "Got it, I'll remember that.",
+        "From what I remember: I live in Lyon.",
+    ]
     with Memory(tmp_path / "memory.db", user="sam", embedder="none") as memory:
         assert [f.text for f in memory.list()] == ["I live in Lyon"]
     assert not any(BOT_TOKEN in line or APP_TOKEN in line for line in relay.reports)
 
 
-def test_strangers_other_bots_and_unaddressed_channel_messages_get_nothing(slack, relay,
-                                                                           chat_model):
+def test_strangers_other_bots_and_unaddressed_channel_messages_get_nothing(
+    slack, relay, chat_model
+):
     slack.dm("U2", "hi, who are you?")
-    slack.deliver({"type": "message", "channel": "DU1", "channel_type": "im",
-                   "bot_id": "B9", "user": "U9", "text": "I am a bot", "ts": "2"})
-    slack.deliver({"type": "message", "channel": "C1", "channel_type": "channel",
-                   "user": "U1", "text": "lunch anyone?", "ts": "3"})
-    mention = slack.deliver({"type": "message", "channel": "C1", "channel_type": "channel",
-                             "user": "U3", "text": f"<@{BOT_USER}> I am a night owl",
-                             "ts": "4"})
+    slack.deliver(
+        {
+            "type": "message",
+            "channel": "DU1",
+            "channel_type": "im",
+            "bot_id": "B9",
+            "user": "U9",
+            "text": "I am a bot",
+            "ts": "2",
+        }
+    )
+    slack.deliver(
+        {
+            "type": "message",
+            "channel": "C1",
+            "channel_type": "channel",
+            "user": "U1",
+            "text": "lunch anyone?",
+            "ts": "3",
+        }
+    )
+    mention = slack.deliver(
+        {
+            "type": "message",
+            "channel": "C1",
+            "channel_type": "channel",
+            "user": "U3",
+            "text": f"<@{BOT_USER}> I am a night owl",
+            "ts": "4",
+        }
+    )
     assert slack.wait(lambda: len(slack.posted) == 1)
     assert slack.wait(lambda: mention in slack.acks)
     time.sleep(0.5)
@@ -88,8 +124,7 @@ def test_strangers_other_bots_and_unaddressed_channel_messages_get_nothing(slack
 
 
 def test_429_waits_for_retry_after_and_channel_not_found_is_parked(tmp_path, slack, relay):
-    slack.fail("chat.postMessage", 429, {"ok": False, "error": "ratelimited"},
-               {"Retry-After": "1"})
+    slack.fail("chat.postMessage", 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"})
     slack.dm("U1", "I am learning Portuguese")
     started = time.monotonic()
     assert slack.wait(lambda: len(slack.posted) == 1)
@@ -108,8 +143,9 @@ def test_bad_tokens_are_clear_errors_without_the_token(slack, monkeypatch):
     from ankita import ChannelError
 
     monkeypatch.setenv("ANKITA_SL_BOT_TOKEN", "xoxb-wrong-secretvalue")
-    adapter = open_adapter({"name": "sl", "platform": "slack"}, lambda u, o: None,
-                           lambda line: None, None)
+    adapter = open_adapter(
+        {"name": "sl", "platform": "slack"}, lambda u, o: None, lambda line: None, None
+    )
     with pytest.raises(ChannelError, match="invalid_auth") as caught:
         adapter.connect()
     assert "secretvalue" not in str(caught.value)

@@ -38,12 +38,14 @@ def start_relay(tmp_path, reports, responder, user="sam"):
     store = Channels(tmp_path / "channels.db")
     store.add("tg", "telegram", dm_policy="pairing", user=user)
     store.close()
-    return Relay(tmp_path / "channels.db", responder, make_adapter=quick, report=reports,
-                 drain_every_s=0.2)
+    return Relay(
+        tmp_path / "channels.db", responder, make_adapter=quick, report=reports, drain_every_s=0.2
+    )
 
 
-def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, chat_model,
-                                                        responder, caplog):
+def test_a_stranger_pairs_then_talks_with_the_companion(
+    tmp_path, telegram, chat_model, responder, caplog
+):
     caplog.set_level(logging.DEBUG)  # the libraries log request URLs, which hold the token
     reports = Reports()
     relay = start_relay(tmp_path, reports, responder)
@@ -75,8 +77,7 @@ def test_a_stranger_pairs_then_talks_with_the_companion(tmp_path, telegram, chat
     assert "getUpdates" in caplog.text and TOKEN not in caplog.text
 
 
-def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, telegram,
-                                                                    responder):
+def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, telegram, responder):
     store = Channels(tmp_path / "channels.db")
     store.add("tg", "telegram", dm_policy="disabled", group_policy="open")
     store.close()
@@ -84,8 +85,7 @@ def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, te
     relay.start()
     try:
         telegram.say(5, "lunch anyone?", chat_type="supergroup", chat_id=-1001)
-        telegram.say(5, "@ankita_test_bot I am vegetarian", chat_type="supergroup",
-                     chat_id=-1001)
+        telegram.say(5, "@ankita_test_bot I am vegetarian", chat_type="supergroup", chat_id=-1001)
         telegram.say(6, "and you?", chat_type="supergroup", chat_id=-1001, reply_to_bot=True)
         sent = telegram.wait_sent(2)
         time.sleep(0.5)
@@ -93,17 +93,22 @@ def test_group_messages_are_answered_only_when_the_bot_is_addressed(tmp_path, te
         relay.stop()
     assert [(m["chat"]["id"], m["text"]) for m in telegram.sent] == [
         (-1001, "Got it, I'll remember that."),
-        (-1001, "From what I remember: I am vegetarian.")]
+        (-1001, "From what I remember: I am vegetarian."),
+    ]
     assert len(sent) == 2
 
 
-def test_409_and_429_are_survived_and_nothing_is_lost_or_doubled(tmp_path, telegram,
-                                                                  responder):
+def test_409_and_429_are_survived_and_nothing_is_lost_or_doubled(tmp_path, telegram, responder):
     reports = Reports()
-    telegram.fail("getUpdates", 409, "Conflict: terminated by other getUpdates request; make "
-                  "sure that only one bot instance is running")
-    telegram.fail("sendMessage", 429, "Too Many Requests: retry after 1",
-                  parameters={"retry_after": 1})
+    telegram.fail(
+        "getUpdates",
+        409,
+        "Conflict: terminated by other getUpdates request; make "
+        "sure that only one bot instance is running",
+    )
+    telegram.fail(
+        "sendMessage", 429, "Too Many Requests: retry after 1", parameters={"retry_after": 1}
+    )
     relay = start_relay(tmp_path, reports, responder)
     store = Channels(tmp_path / "channels.db")
     store.add("tg", "telegram", dm_policy="allowlist", allow_from=["42"], user="sam")
@@ -129,8 +134,9 @@ def test_a_bad_token_is_a_clear_error_without_the_token(tmp_path, telegram, monk
     from ankita import ChannelError
 
     monkeypatch.setenv("ANKITA_TG_TOKEN", "999:wrong-token-value")
-    adapter = open_adapter({"name": "tg", "platform": "telegram"}, lambda u, o: None,
-                           lambda line: None, None)
+    adapter = open_adapter(
+        {"name": "tg", "platform": "telegram"}, lambda u, o: None, lambda line: None, None
+    )
     with pytest.raises(ChannelError) as caught:
         adapter.connect(receive=False)
     adapter.disconnect()

@@ -1,7 +1,6 @@
 """The channels core: policy and pairing, durable ingress, the outbox (retries, 429, permanent
 failures, pacing, expiry, crash replay)."""
 
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -56,8 +55,9 @@ def test_pairing_codes_are_approved_by_the_owner(channels, clock):
 
 
 def test_allowlist_open_disabled_and_groups(channels):
-    channels.add("sl", "slack", dm_policy="allowlist", group_policy="allowlist",
-                 allow_from=["U1", "C9"])
+    channels.add(
+        "sl", "slack", dm_policy="allowlist", group_policy="allowlist", allow_from=["U1", "C9"]
+    )
     assert channels.check(dm("U1", channel="sl")).verdict == "allow"
     assert channels.check(dm("U2", channel="sl")).verdict == "deny"
     group = Inbound("sl", "7", "group", "C9", "U2", "hi all")
@@ -95,7 +95,8 @@ def test_a_reply_is_queued_and_its_update_handled_in_one_step(channels):
     channels.handled(ingress_id, ("tg", "chat-a", "hello again"))
     assert [m["text"] for m in channels.outbox()] == ["hello"]
     assert channels.enqueue("tg", "1", "x", dedupe="run:7") == channels.enqueue(
-        "tg", "1", "x", dedupe="run:7")
+        "tg", "1", "x", dedupe="run:7"
+    )
     with pytest.raises(InvalidInput):
         channels.enqueue("tg", "", "no chat")
 
@@ -120,8 +121,7 @@ def test_transient_errors_retry_with_backoff_and_429_waits_as_told(channels, clo
     clock.advance(seconds=4)
     assert channels.drain(platform) == 0 and len(platform.calls) == 1  # not due yet (5 s)
     clock.advance(seconds=1)
-    assert channels.drain(platform) == 0 and channels.outbox()[0]["last_error"] == \
-        "retry after 7 s"
+    assert channels.drain(platform) == 0 and channels.outbox()[0]["last_error"] == "retry after 7 s"
     clock.advance(seconds=7)
     assert channels.drain(platform) == 1
     [message] = channels.outbox()
@@ -172,8 +172,10 @@ def test_a_crash_mid_send_sends_again_but_never_an_acknowledged_message(tmp_path
     first.enqueue("tg", "1", "acknowledged")
     first.enqueue("tg", "2", "in flight")
     first.drain(Platform())  # the first is sent and recorded; pacing holds the second
-    first.db.execute("UPDATE outbox SET status = 'sending', next_attempt_at = ? WHERE id = 2",
-                     ((clock.now + SEND_LEASE).isoformat(),))  # then the crash
+    first.db.execute(
+        "UPDATE outbox SET status = 'sending', next_attempt_at = ? WHERE id = 2",
+        ((clock.now + SEND_LEASE).isoformat(),),
+    )  # then the crash
     first.close()
     clock.advance(seconds=2)
     again = Channels(tmp_path / "c.db", clock)
@@ -186,11 +188,17 @@ def test_a_crash_mid_send_sends_again_but_never_an_acknowledged_message(tmp_path
     again.close()
 
 
-@pytest.mark.parametrize("status,text,kind", [
-    (429, "Too Many Requests", RetryAfter), (500, "oops", Transient),
-    (502, "bad gateway", Transient), (400, "Bad Request: chat not found", Permanent),
-    (403, "Forbidden: bot was blocked by the user", Permanent), (404, "Not Found", Permanent),
-])
+@pytest.mark.parametrize(
+    "status,text,kind",
+    [
+        (429, "Too Many Requests", RetryAfter),
+        (500, "oops", Transient),
+        (502, "bad gateway", Transient),
+        (400, "Bad Request: chat not found", Permanent),
+        (403, "Forbidden: bot was blocked by the user", Permanent),
+        (404, "Not Found", Permanent),
+    ],
+)
 def test_http_answers_are_classified(status, text, kind):
     assert isinstance(classify_http(status, text, 3), kind)
 
@@ -240,9 +248,11 @@ def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path):
         text TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
         next_attempt_at TEXT NOT NULL, status TEXT NOT NULL, platform_id TEXT,
         last_error TEXT)""")
-    old.execute("INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, "
-                "status) VALUES ('tg', '1', 'queued before', '2026-01-01', '2026-01-01', "
-                "'queued')")
+    old.execute(
+        "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, "
+        "status) VALUES ('tg', '1', 'queued before', '2026-01-01', '2026-01-01', "
+        "'queued')"
+    )
     old.commit()
     old.close()
     store = Channels(tmp_path / "old.db")
@@ -262,8 +272,9 @@ def test_long_replies_go_out_in_parts_within_the_platform_limit(channels):
     channels.enqueue("dc", "7", text, dedupe="run:1")  # the same key: nothing new
     parts = [m["text"] for m in channels.outbox()]
     assert len(parts) == 3 and all(len(p) <= MAX_LENGTH["discord"] for p in parts)
-    assert "".join(parts).replace(" ", "").replace("\n", "") == \
-        text.replace(" ", "").replace("\n", "")
+    assert "".join(parts).replace(" ", "").replace("\n", "") == text.replace(" ", "").replace(
+        "\n", ""
+    )
 
 
 @given(st.text(alphabet=st.sampled_from("ab .\n!?"), max_size=400), st.integers(8, 60))
@@ -272,8 +283,9 @@ def test_split_keeps_every_character_but_the_whitespace_at_cuts(text, limit):
 
     parts = split_message(text, limit)
     assert all(0 < len(p) <= limit for p in parts)
-    assert "".join(parts).replace(" ", "").replace("\n", "") == \
-        text.replace(" ", "").replace("\n", "")
+    assert "".join(parts).replace(" ", "").replace("\n", "") == text.replace(" ", "").replace(
+        "\n", ""
+    )
 
 
 def test_a_retrying_message_holds_back_later_ones_to_the_same_chat(channels, clock):

@@ -32,14 +32,35 @@ def fake():
     server.stop()
 
 
-def make(tmp_path, fake, provider, window=8192, session="default", lanes=None,
-         deadline_s=None, memory=None, transcripts=None):
-    settings = ModelSettings(provider=provider, base_url=fake.url(provider), model="fake",
-                             context_window=window, timeout_s=10)
+def make(
+    tmp_path,
+    fake,
+    provider,
+    window=8192,
+    session="default",
+    lanes=None,
+    deadline_s=None,
+    memory=None,
+    transcripts=None,
+):
+    settings = ModelSettings(
+        provider=provider,
+        base_url=fake.url(provider),
+        model="fake",
+        context_window=window,
+        timeout_s=10,
+    )
     memory = memory or Memory(tmp_path / "memory.db", user="sam", embedder="none")
     transcripts = transcripts or Transcripts(tmp_path / "chat.db")
-    return Companion(memory, open_model(settings), Persona.default(), transcripts,
-                     session=session, lanes=lanes, deadline_s=deadline_s)
+    return Companion(
+        memory,
+        open_model(settings),
+        Persona.default(),
+        transcripts,
+        session=session,
+        lanes=lanes,
+        deadline_s=deadline_s,
+    )
 
 
 def test_a_fact_said_twice_is_stored_once(tmp_path, fake, provider):
@@ -77,8 +98,7 @@ def test_a_contradiction_is_asked_once_and_the_answer_resolves_it(tmp_path, fake
     # The question names the pair in id order, which is random: answer for Munich.
     munich_second = asked.text.index("Munich") > asked.text.index("Berlin")
     answer = chat.send("The second one" if munich_second else "The first one")
-    assert [c.split("(")[0] for c in answer.tool_calls] == ["list_conflicts",
-                                                           "resolve_conflict"]
+    assert [c.split("(")[0] for c in answer.tool_calls] == ["list_conflicts", "resolve_conflict"]
     assert answer.text == "Got it, I've updated my memory."
     statuses = {f.text: f.status for f in chat.memory.list(include_superseded=True)}
     assert statuses == {"I live in Berlin": "superseded", "I live in Munich": "active"}
@@ -93,13 +113,20 @@ def test_the_question_is_asked_at_most_once_per_session(tmp_path, fake, provider
     chat.memory.remember("I hate jazz")
     assert chat.send("Hello").asked_conflict is not None
     assert chat.send("Hello again").asked_conflict is None  # unanswered, but not nagged
-    other = make(tmp_path, fake, provider, session="tomorrow", memory=chat.memory,
-                 transcripts=chat.transcripts)
+    other = make(
+        tmp_path,
+        fake,
+        provider,
+        session="tomorrow",
+        memory=chat.memory,
+        transcripts=chat.transcripts,
+    )
     assert other.send("Hello").asked_conflict is not None  # a new session may ask again
 
 
-@pytest.mark.parametrize("token", ["[SILENT]", "NO_REPLY", "[silent", "no_reply.",
-                                   "  [ SILENT ]  "])
+@pytest.mark.parametrize(
+    "token", ["[SILENT]", "NO_REPLY", "[silent", "no_reply.", "  [ SILENT ]  "]
+)
 def test_silent_replies_never_reach_the_user(tmp_path, fake, provider, token):
     fake.brain = lambda body: Say(token)
     chat = make(tmp_path, fake, provider)
@@ -122,34 +149,39 @@ def test_a_token_beside_real_words_is_removed_while_streaming(tmp_path, fake, pr
 def chatty(flush_fact=None, failing_summary=False):
     """The scripted brain, plus a memory flush that saves a fact, and optionally a summariser
     that always fails."""
+
     def brain(body):
         messages = body["messages"]
         if failing_summary and str(messages[0]["content"]).startswith("Summarise"):
             return Say(status=500)
-        if messages[-1]["role"] == "user" and messages[-1]["content"] == FLUSH_PROMPT \
-                and flush_fact:
+        if (
+            messages[-1]["role"] == "user"
+            and messages[-1]["content"] == FLUSH_PROMPT
+            and flush_fact
+        ):
             return Say(tool_calls=[("remember", {"text": flush_fact})])
         if messages[-1]["role"] == "tool" and any(
-                m.get("content") == FLUSH_PROMPT for m in messages):
+            m.get("content") == FLUSH_PROMPT for m in messages
+        ):
             return Say("[SILENT]")
         return scripted_brain(body)
+
     return brain
 
 
 def request_for(fake, text):
     """The chat request that carried the user's `text` last (not a summary or flush)."""
-    return next(r["messages"] for r in reversed(fake.requests)
-                if r["messages"][-1].get("content") == text)
+    return next(
+        r["messages"] for r in reversed(fake.requests) if r["messages"][-1].get("content") == text
+    )
 
 
 def long_chat(chat, turns=10):
     for i in range(turns):
-        chat.send(f"Let me tell you a long story, part {i}: " + "and then it rained " * 12
-                  + "?")
+        chat.send(f"Let me tell you a long story, part {i}: " + "and then it rained " * 12 + "?")
 
 
-def test_compaction_flushes_memory_keeps_the_question_and_recent_turns(tmp_path, fake,
-                                                                       provider):
+def test_compaction_flushes_memory_keeps_the_question_and_recent_turns(tmp_path, fake, provider):
     fake.brain = chatty(flush_fact="My favourite colour is green")
     chat = make(tmp_path, fake, provider, window=900)
     chat.memory.remember("I live in Berlin")
@@ -192,8 +224,9 @@ def test_the_summary_request_itself_fits_the_window(tmp_path, fake, provider):
     fake.brain = chatty()
     chat = make(tmp_path, fake, provider, window=900)
     long_chat(chat, turns=14)
-    summaries = [r for r in fake.requests
-                 if str(r["messages"][0]["content"]).startswith("Summarise")]
+    summaries = [
+        r for r in fake.requests if str(r["messages"][0]["content"]).startswith("Summarise")
+    ]
     assert summaries
     assert all(len(str(r["messages"])) // 4 <= 900 for r in summaries)
 
@@ -210,8 +243,15 @@ def test_a_hung_call_in_one_lane_does_not_block_another(tmp_path, fake, provider
     fake.brain = brain
     lanes = Lanes()
     stuck = make(tmp_path, fake, provider, session="stuck", lanes=lanes, deadline_s=1.5)
-    other = make(tmp_path, fake, provider, session="other", lanes=lanes,
-                 memory=stuck.memory, transcripts=stuck.transcripts)
+    other = make(
+        tmp_path,
+        fake,
+        provider,
+        session="other",
+        lanes=lanes,
+        memory=stuck.memory,
+        transcripts=stuck.transcripts,
+    )
     outcome = {}
 
     def hang():
@@ -235,13 +275,18 @@ def test_a_hung_call_in_one_lane_does_not_block_another(tmp_path, fake, provider
 
 
 def test_an_unreachable_model_is_a_clear_error(tmp_path, provider):
-    settings = ModelSettings(provider=provider, base_url="http://127.0.0.1:9", model="x",
-                             timeout_s=2)
+    settings = ModelSettings(
+        provider=provider, base_url="http://127.0.0.1:9", model="x", timeout_s=2
+    )
     model = open_model(settings)
     with pytest.raises(ModelError, match="no chat model reachable at http://127.0.0.1:9"):
         model.ping()
-    chat = Companion(Memory(tmp_path / "m.db", embedder="none"), model, Persona.default(),
-                     Transcripts(tmp_path / "chat.db"))
+    chat = Companion(
+        Memory(tmp_path / "m.db", embedder="none"),
+        model,
+        Persona.default(),
+        Transcripts(tmp_path / "chat.db"),
+    )
     with pytest.raises(ModelError):
         chat.send("Hello?")
     assert chat.transcripts.messages(chat.session)[-1].kind == "error"

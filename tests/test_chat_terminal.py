@@ -26,11 +26,16 @@ if shutil.which("tmux") is None:
 @pytest.fixture
 def env(tmp_path):
     fake = FakeModel()
-    values = {"ANKITA_CHAT_PROVIDER": "ollama", "ANKITA_CHAT_URL": fake.url("ollama"),
-              "ANKITA_CHAT_MODEL": "fake", "ANKITA_DB": str(tmp_path / "memory.db"),
-              "ANKITA_USER": "sam", "ANKITA_EMBEDDER": "none",
-              "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
-              "ANKITA_PERSONA": str(tmp_path / "persona.json")}
+    values = {
+        "ANKITA_CHAT_PROVIDER": "ollama",
+        "ANKITA_CHAT_URL": fake.url("ollama"),
+        "ANKITA_CHAT_MODEL": "fake",
+        "ANKITA_DB": str(tmp_path / "memory.db"),
+        "ANKITA_USER": "sam",
+        "ANKITA_EMBEDDER": "none",
+        "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
+        "ANKITA_PERSONA": str(tmp_path / "persona.json"),
+    }
     yield values
     fake.stop()
 
@@ -44,12 +49,18 @@ class Terminal:
         self.tmux = ["tmux", "-S", os.path.join(self.socket_dir, "socket")]
         exports = " ".join(f"{k}={v}" for k, v in env.items())
         command = f"env {exports} {ANKITA} {' '.join(args)}; echo EXITED $?; sleep 30"
-        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-x", "150",
-                        "-y", "50", command], check=True)
+        subprocess.run(
+            [*self.tmux, "new-session", "-d", "-s", self.name, "-x", "150", "-y", "50", command],
+            check=True,
+        )
 
     def screen(self):
-        return subprocess.run([*self.tmux, "capture-pane", "-p", "-t", self.name, "-S", "-200"],
-                              capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            [*self.tmux, "capture-pane", "-p", "-t", self.name, "-S", "-200"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
 
     def wait_for(self, text, timeout=20):
         deadline = time.time() + timeout
@@ -101,10 +112,17 @@ def test_a_chat_in_a_terminal_remembers_asks_and_resumes(env):
 
 
 def test_without_a_model_chat_explains_how_to_get_one(tmp_path):
-    result = subprocess.run([ANKITA, "--db", str(tmp_path / "m.db"), "chat"],
-                            env={**os.environ, "ANKITA_CHAT_URL": "http://127.0.0.1:9",
-                                 "ANKITA_CHAT_DB": str(tmp_path / "chat.db")},
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [ANKITA, "--db", str(tmp_path / "m.db"), "chat"],
+        env={
+            **os.environ,
+            "ANKITA_CHAT_URL": "http://127.0.0.1:9",
+            "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 6
     assert "none answered at http://127.0.0.1:9" in result.stdout
     assert "ollama pull" in result.stdout and "ANKITA_CHAT_PROVIDER=openai" in result.stdout

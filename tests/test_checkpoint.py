@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from ankita import Memory
-from ankita._sqlite import _Checkpointer
+from ankita.store._sqlite import _Checkpointer
 
 
 def _threads() -> list[threading.Thread]:

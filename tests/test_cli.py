@@ -16,8 +16,9 @@ def run(db):
     runner = CliRunner()
 
     def invoke(*args, input=None):
-        return runner.invoke(cli, ["--db", str(db), "--embedder", "none", *args],
-                             input=input, catch_exceptions=False)
+        return runner.invoke(
+            cli, ["--db", str(db), "--embedder", "none", *args], input=input, catch_exceptions=False
+        )
 
     return invoke
 
@@ -32,8 +33,9 @@ def test_remember_merge_and_conflict_in_json(run):
     assert first["action"] == "created"
     merged = as_json(run("remember", "Database", "is", "Postgres", "--kind", "tool", "--json"))
     assert merged["action"] == "merged" and merged["merged_into"] == first["fact"]["id"]
-    flagged = as_json(run("remember", "I switched from Postgres to SQLite", "--kind", "tool",
-                          "--json"))
+    flagged = as_json(
+        run("remember", "I switched from Postgres to SQLite", "--kind", "tool", "--json")
+    )
     assert flagged["action"] == "conflict"
     assert flagged["conflicts_with"] == [first["fact"]["id"]]
     assert set(flagged) >= {"action", "fact", "score", "method", "reason", "event_id"}
@@ -109,14 +111,17 @@ def test_compare_explain(run):
     assert "pass" in out.output and "fail" in out.output
 
 
-@pytest.mark.parametrize("args,code,message", [
-    (["remember", " "], 2, "text is empty"),
-    (["remember", "x", "--kind", "Bad Kind"], 2, "kind must be"),
-    (["show", "doesnotexist"], 3, "no fact"),
-    (["show", "../../etc"], 2, "not a fact id"),
-    (["undo", "12345"], 3, "no event"),
-    (["--user", "a/b", "list"], 2, "user must be"),
-])
+@pytest.mark.parametrize(
+    "args,code,message",
+    [
+        (["remember", " "], 2, "text is empty"),
+        (["remember", "x", "--kind", "Bad Kind"], 2, "kind must be"),
+        (["show", "doesnotexist"], 3, "no fact"),
+        (["show", "../../etc"], 2, "not a fact id"),
+        (["undo", "12345"], 3, "no event"),
+        (["--user", "a/b", "list"], 2, "user must be"),
+    ],
+)
 def test_errors_are_one_line_with_exit_codes(run, args, code, message):
     result = run(*args)
     assert result.exit_code == code
@@ -126,14 +131,23 @@ def test_errors_are_one_line_with_exit_codes(run, args, code, message):
 
 def test_import_and_export_round_trip(run, tmp_path):
     source = tmp_path / "in.jsonl"
-    source.write_text("\n".join(json.dumps(r) for r in [
-        {"text": "I use Postgres", "kind": "tool"},
-        {"text": "Database is Postgres", "kind": "tool"},
-        {"text": "I live in Berlin", "kind": "location", "pinned": True},
-        {"text": "I live in Munich", "kind": "location"},
-    ]) + "\n")
-    assert as_json(run("import", str(source), "--json")) == {"created": 2, "merged": 1,
-                                                             "conflict": 1}
+    source.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"text": "I use Postgres", "kind": "tool"},
+                {"text": "Database is Postgres", "kind": "tool"},
+                {"text": "I live in Berlin", "kind": "location", "pinned": True},
+                {"text": "I live in Munich", "kind": "location"},
+            ]
+        )
+        + "\n"
+    )
+    assert as_json(run("import", str(source), "--json")) == {
+        "created": 2,
+        "merged": 1,
+        "conflict": 1,
+    }
     exported = [json.loads(line) for line in run("export").output.splitlines()]
     facts = [r["fact"] for r in exported if "fact" in r]
     assert exported[0]["facts"] == len(facts) == 3
@@ -176,15 +190,28 @@ def test_default_db_lives_in_the_user_data_folder(tmp_path):
 def test_demo_shows_merge_conflict_notice_resolve_undo():
     result = CliRunner().invoke(cli, ["demo"])
     assert result.exit_code == 0, result.output
-    for expected in ("merged", "conflict", "Ask the user which is current", "superseded",
-                     "undid"):
+    for expected in ("merged", "conflict", "Ask the user which is current", "superseded", "undid"):
         assert expected in result.output
 
 
 def test_python_dash_m_and_console_script(db):
-    out = subprocess.run([sys.executable, "-m", "ankita", "--db", str(db), "--embedder",
-                          "none", "remember", "I use Postgres", "--json"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ankita",
+            "--db",
+            str(db),
+            "--embedder",
+            "none",
+            "remember",
+            "I use Postgres",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(out.stdout)["action"] == "created"
 
 

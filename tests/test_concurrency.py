@@ -9,21 +9,41 @@ import os
 import random
 import time
 
+import pytest
+
 from ankita import AnkitaError, Memory, StoreError
-from ankita._decision import MERGE, compare_texts
+from ankita.analysis._decision import MERGE, compare_texts
 
 PROCS = int(os.environ.get("ANKITA_STRESS_PROCS", "4"))
 OPS = int(os.environ.get("ANKITA_STRESS_OPS", "120"))
 
 # Shared facts, their exact duplicates, paraphrases that merge, and ones that conflict.
 PHRASES = [
-    "I live in Berlin", "I live in Munich", "I live in Berlin", "I don't live in Berlin",
-    "I use Postgres", "I use Postgres", "Database is Postgres", "I switched from Postgres to "
-    "SQLite", "I love jazz", "I hate jazz", "I love jazz", "I'm 28 years old",
-    "I'm 35 years old", "I prefer tabs over spaces", "I prefer spaces over tabs",
-    "My sister lives in Lyon", "My sister lives in Paris", "I drink green tea every morning",
-    "I drink coffee every morning", "My cat is called Miso", "My cat is called Tofu",
-    "I work at Acme", "I work at Globex", "I run on Sundays", "I run on Mondays",
+    "I live in Berlin",
+    "I live in Munich",
+    "I live in Berlin",
+    "I don't live in Berlin",
+    "I use Postgres",
+    "I use Postgres",
+    "Database is Postgres",
+    "I switched from Postgres to SQLite",
+    "I love jazz",
+    "I hate jazz",
+    "I love jazz",
+    "I'm 28 years old",
+    "I'm 35 years old",
+    "I prefer tabs over spaces",
+    "I prefer spaces over tabs",
+    "My sister lives in Lyon",
+    "My sister lives in Paris",
+    "I drink green tea every morning",
+    "I drink coffee every morning",
+    "My cat is called Miso",
+    "My cat is called Tofu",
+    "I work at Acme",
+    "I work at Globex",
+    "I run on Sundays",
+    "I run on Mondays",
 ]
 
 
@@ -31,8 +51,10 @@ def worker(path, seed, ops, log_path, barrier):
     """Random remembers, forgets and resolves; every acknowledged write is logged, flushed."""
     rng = random.Random(seed)
     mine: list[str] = []
-    with Memory(path, embedder="none", user="shared") as memory, \
-            open(log_path, "w", encoding="utf-8") as log:
+    with (
+        Memory(path, embedder="none", user="shared") as memory,
+        open(log_path, "w", encoding="utf-8") as log,
+    ):
         barrier.wait(120)  # every process is up before the first write: a real race
         log.write(json.dumps({"op": "start", "t": time.monotonic()}) + "\n")
         for _ in range(ops):
@@ -43,8 +65,13 @@ def worker(path, seed, ops, log_path, barrier):
                     result = memory.remember(text, kind=rng.choice(["fact", "fact", "tool"]))
                     if result.action != "merged":
                         mine.append(result.fact.id)
-                    entry = {"op": "remember", "text": text, "action": result.action,
-                             "fact": result.fact.id, "event": result.event_id}
+                    entry = {
+                        "op": "remember",
+                        "text": text,
+                        "action": result.action,
+                        "fact": result.fact.id,
+                        "event": result.event_id,
+                    }
                 elif roll < 0.85 and mine:
                     fact = memory.forget(mine.pop(rng.randrange(len(mine))))
                     entry = {"op": "forget", "fact": fact.id}
@@ -65,14 +92,17 @@ def worker(path, seed, ops, log_path, barrier):
         log.write(json.dumps({"op": "end", "t": time.monotonic()}) + "\n")
 
 
+@pytest.mark.slow
 def test_processes_writing_one_store_lose_nothing(tmp_path, db):
     path = db  # a SQLite file, or a PostgreSQL schema: the same guarantees on both
     Memory(path, embedder="none").close()  # create the schema once, before the race
     context = multiprocessing.get_context("spawn")
     logs = [tmp_path / f"worker{i}.jsonl" for i in range(PROCS)]
     barrier = context.Barrier(PROCS)
-    procs = [context.Process(target=worker, args=(path, i, OPS, str(logs[i]), barrier))
-             for i in range(PROCS)]
+    procs = [
+        context.Process(target=worker, args=(path, i, OPS, str(logs[i]), barrier))
+        for i in range(PROCS)
+    ]
     for proc in procs:
         proc.start()
     for proc in procs:
@@ -103,11 +133,13 @@ def test_processes_writing_one_store_lose_nothing(tmp_path, db):
         # Each acknowledged write is exactly one event: nothing duplicated.
         assert len({e["event"] for e in remembered}) == len(remembered)
         for fact in facts.values():
-            assert fact.mentions == 1 + sum(1 for e in remembered if e["fact"] == fact.id
-                                            and e["action"] == "merged")
+            assert fact.mentions == 1 + sum(
+                1 for e in remembered if e["fact"] == fact.id and e["action"] == "merged"
+            )
         # No two active facts that the store's own rule would have merged.
         active = [f for f in facts.values() if f.status == "active"]
         for old, new in itertools.combinations(sorted(active, key=lambda f: f.created_at), 2):
-            decision = compare_texts(new.text, new.kind, old.text, old.kind, memory.settings,
-                                     None, None)
+            decision = compare_texts(
+                new.text, new.kind, old.text, old.kind, memory.settings, None, None
+            )
             assert decision.action != MERGE, (old.text, new.text, decision.reason)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from ankita import Memory
 
 KILLS = int(os.environ.get("ANKITA_CRASH_KILLS", "8"))
@@ -38,8 +40,9 @@ with Memory(path, embedder="none") as memory:
 
 def run_and_kill(script, args, rng):
     """Start the child, let it write for a random while, SIGKILL it, return its ACK lines."""
-    child = subprocess.Popen([sys.executable, "-c", script, *map(str, args)],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + rng.uniform(0.6, 2.0)  # start-up takes about half a second
     lines = []
     assert child.stdout is not None
@@ -58,6 +61,7 @@ def run_and_kill(script, args, rng):
     return [line.split() for line in lines if line.startswith("ACK") and line.endswith("\n")]
 
 
+@pytest.mark.slow
 def test_single_writes_survive_sigkill(tmp_path):
     rng = random.Random(7)
     path = tmp_path / "crash.db"
@@ -80,6 +84,7 @@ def test_single_writes_survive_sigkill(tmp_path):
     assert len(acked) > KILLS, "the child never got to write"
 
 
+@pytest.mark.slow
 def test_bulk_import_survives_sigkill_a_whole_batch_at_a_time(tmp_path):
     rng = random.Random(11)
     path = tmp_path / "bulk.db"

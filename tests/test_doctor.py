@@ -6,8 +6,8 @@ import sqlite3
 from click.testing import CliRunner
 
 from ankita import Memory
-from ankita._index import ANALYZER_VERSION
 from ankita.cli import cli
+from ankita.search._index import ANALYZER_VERSION
 
 
 def healthy_store(path):
@@ -31,8 +31,9 @@ def damage(path, *statements):
 
 
 def doctor(path, *args):
-    result = CliRunner().invoke(cli, ["--db", str(path), "--embedder", "none", "doctor",
-                                      "--json", *args])
+    result = CliRunner().invoke(
+        cli, ["--db", str(path), "--embedder", "none", "doctor", "--json", *args]
+    )
     return result.exit_code, json.loads(result.output)
 
 
@@ -50,32 +51,46 @@ def test_a_healthy_store_passes_every_check(db_path):
 def test_each_kind_of_damage_is_found_and_safe_ones_are_repaired(db_path):
     facts = healthy_store(db_path)
     berlin, postgres = facts["I live in Berlin"], facts["I use Postgres"]
-    damage(db_path,
-           ("INSERT INTO links (user, a, b, created_at) VALUES ('default', ?, 'zzzz', 'x')",
-            (berlin,)),
-           ("DELETE FROM terms WHERE fact_id = ?", (postgres,)),
-           ("INSERT INTO vectors (fact_id, model, dim, vector) VALUES (?, 'm', 4, ?)",
-            (berlin, b"\0" * 12)),
-           ("INSERT INTO vectors (fact_id, model, dim, vector) VALUES ('gone', 'm', 1, ?)",
-            (b"\0" * 4,)),
-           ("INSERT INTO facts_fts (facts_fts, rowid, text) VALUES ('delete', 1, "
-            "'I live in Berlin')", ()),
-           ("UPDATE facts SET mentions = 7 WHERE id = ?", (postgres,)))
+    damage(
+        db_path,
+        (
+            "INSERT INTO links (user, a, b, created_at) VALUES ('default', ?, 'zzzz', 'x')",
+            (berlin,),
+        ),
+        ("DELETE FROM terms WHERE fact_id = ?", (postgres,)),
+        (
+            "INSERT INTO vectors (fact_id, model, dim, vector) VALUES (?, 'm', 4, ?)",
+            (berlin, b"\0" * 12),
+        ),
+        (
+            "INSERT INTO vectors (fact_id, model, dim, vector) VALUES ('gone', 'm', 1, ?)",
+            (b"\0" * 4,),
+        ),
+        (
+            "INSERT INTO facts_fts (facts_fts, rowid, text) VALUES ('delete', 1, "
+            "'I live in Berlin')",
+            (),
+        ),
+        ("UPDATE facts SET mentions = 7 WHERE id = ?", (postgres,)),
+    )
     code, report = doctor(db_path)
     assert code == 1 and not report["ok"]
     problems = "\n".join(report["problems"])
-    for expected in [f"link {berlin}-zzzz points at a missing fact",
-                     f"fact {postgres} is filed under the wrong index terms",
-                     f"vector of {berlin} (m) holds 12 bytes, not 4 floats",
-                     "vector of missing fact gone (m)",
-                     "full-text index",
-                     f"fact {postgres} says 7 mentions but its history holds 1 standing merges"]:
+    for expected in [
+        f"link {berlin}-zzzz points at a missing fact",
+        f"fact {postgres} is filed under the wrong index terms",
+        f"vector of {berlin} (m) holds 12 bytes, not 4 floats",
+        "vector of missing fact gone (m)",
+        "full-text index",
+        f"fact {postgres} says 7 mentions but its history holds 1 standing merges",
+    ]:
         assert expected in problems, expected
 
     code, repaired = doctor(db_path, "--repair")
     # Mentions disagree with history: that needs a person, so doctor still fails.
     assert code == 1 and repaired["problems"] == [
-        f"fact {postgres} says 7 mentions but its history holds 1 standing merges"]
+        f"fact {postgres} says 7 mentions but its history holds 1 standing merges"
+    ]
     assert len(repaired["repaired"]) == 4
     code, after = doctor(db_path)
     assert failing(after) == {"history"}
@@ -87,8 +102,11 @@ def test_each_kind_of_damage_is_found_and_safe_ones_are_repaired(db_path):
 
 def test_history_without_events_and_unknown_event_types_are_reported(db_path):
     facts = healthy_store(db_path)
-    damage(db_path, ("DELETE FROM events WHERE fact_id = ?", (facts["I use Postgres"],)),
-           ("UPDATE events SET type = 'teleport' WHERE id = 1", ()))
+    damage(
+        db_path,
+        ("DELETE FROM events WHERE fact_id = ?", (facts["I use Postgres"],)),
+        ("UPDATE events SET type = 'teleport' WHERE id = 1", ()),
+    )
     _, report = doctor(db_path)
     problems = report["problems"]
     assert f"fact {facts['I use Postgres']} has no history" in problems
@@ -101,8 +119,9 @@ def test_doctor_text_output_says_what_to_run(db_path):
     result = CliRunner().invoke(cli, ["--db", str(db_path), "--embedder", "none", "doctor"])
     assert result.exit_code == 1
     assert "FAIL candidate index" in result.output and "doctor --repair" in result.output
-    result = CliRunner().invoke(cli, ["--db", str(db_path), "--embedder", "none", "doctor",
-                                      "--repair"])
+    result = CliRunner().invoke(
+        cli, ["--db", str(db_path), "--embedder", "none", "doctor", "--repair"]
+    )
     assert result.exit_code == 0 and "repaired:" in result.output
 
 
@@ -113,11 +132,14 @@ def test_a_store_indexed_by_an_older_text_analysis_is_refiled_when_opened(db):
         played = memory.remember("I play the guitar every day", kind="hobby").fact
         memory.remember("I live in Lyon", kind="location")
         memory.store.query("DELETE FROM terms WHERE fact_id = ?", (played.id,))
-        memory.store.query("INSERT INTO terms (\"user\", term, fact_id) VALUES (?, ?, ?)",
-                           ("default", "c:plai", played.id))  # what an older stemmer filed
+        memory.store.query(
+            'INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?)',
+            ("default", "c:plai", played.id),
+        )  # what an older stemmer filed
         memory.store.query("UPDATE meta SET value = '1' WHERE key = 'analyzer'")
     with Memory(db, embedder="none") as memory:
         again = memory.remember("I play guitar every day", kind="hobby")
         assert again.action == "merged" and again.fact.id == played.id
         assert memory.store.query("SELECT value FROM meta WHERE key = 'analyzer'") == [
-            (ANALYZER_VERSION,)]
+            (ANALYZER_VERSION,)
+        ]

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from ankita import ConfigError, Memory
-from ankita._embedders import auto_name, resolve_embedder
-from ankita._remote import CloudflareEmbedder, OllamaEmbedder, OpenAIEmbedder
 from ankita.cli import cli
+from ankita.embed._embedders import auto_name, resolve_embedder
+from ankita.embed._remote import CloudflareEmbedder, OllamaEmbedder, OpenAIEmbedder
 from providers import FakeProvider
 from test_write import Letters
 
@@ -80,8 +80,11 @@ def test_ollama_falls_back_to_the_legacy_route():
     finally:
         server.close()
     assert len(vectors) == 2
-    assert [r["path"] for r in server.requests] == ["/api/embed", "/api/embeddings",
-                                                    "/api/embeddings"]
+    assert [r["path"] for r in server.requests] == [
+        "/api/embed",
+        "/api/embeddings",
+        "/api/embeddings",
+    ]
     assert server.requests[1]["body"] == {"model": "nomic-embed-text", "prompt": "one"}
 
 
@@ -159,9 +162,11 @@ def test_reindex_command_shows_json(db):
             for text in ("I use Postgres", "I live in Berlin", "My cat is called Miso"):
                 m.remember(text)
         runner = CliRunner()
-        result = runner.invoke(cli, ["--db", str(db), "reindex", "--json"],
-                               env={"EMBED_LOCAL_BASE": server.url + "/v1",
-                                    "EMBED_LOCAL_MODEL": "text-embedding"})
+        result = runner.invoke(
+            cli,
+            ["--db", str(db), "reindex", "--json"],
+            env={"EMBED_LOCAL_BASE": server.url + "/v1", "EMBED_LOCAL_MODEL": "text-embedding"},
+        )
     finally:
         server.close()
     assert result.exit_code == 0, result.output
@@ -173,17 +178,24 @@ def test_reindex_without_embedder_is_a_clear_error(db):
     assert result.exit_code == 2 and "no embedder" in result.output
 
 
-@pytest.mark.parametrize("env,expected", [
-    ({"EMBED_LOCAL_BASE": "http://localhost:11434"}, "ollama"),
-    ({"EMBED_LOCAL_BASE": "http://localhost:1234/v1"}, "openai"),
-    ({"EMBED_LOCAL_BASE": "http://localhost:1234/v1/"}, "openai"),
-    ({"CLOUDFLARE_ACCOUNT_ID": "a", "CLOUDFLARE_API_TOKEN": "t"}, "cloudflare"),
-    ({"CLOUDFLARE_ACCOUNT_ID": "a"}, "local"),
-    ({}, "local"),
-])
+@pytest.mark.parametrize(
+    "env,expected",
+    [
+        ({"EMBED_LOCAL_BASE": "http://localhost:11434"}, "ollama"),
+        ({"EMBED_LOCAL_BASE": "http://localhost:1234/v1"}, "openai"),
+        ({"EMBED_LOCAL_BASE": "http://localhost:1234/v1/"}, "openai"),
+        ({"CLOUDFLARE_ACCOUNT_ID": "a", "CLOUDFLARE_API_TOKEN": "t"}, "cloudflare"),
+        ({"CLOUDFLARE_ACCOUNT_ID": "a"}, "local"),
+        ({}, "local"),
+    ],
+)
 def test_auto_selection_follows_spec_order(monkeypatch, env, expected):
-    for name in ("EMBED_LOCAL_BASE", "EMBED_LOCAL_MODEL", "CLOUDFLARE_ACCOUNT_ID",
-                 "CLOUDFLARE_API_TOKEN"):
+    for name in (
+        "EMBED_LOCAL_BASE",
+        "EMBED_LOCAL_MODEL",
+        "CLOUDFLARE_ACCOUNT_ID",
+        "CLOUDFLARE_API_TOKEN",
+    ):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -201,9 +213,17 @@ def test_remote_configuration_errors_are_clear(monkeypatch):
 
 
 def test_import_ankita_loads_no_model_runtime():
-    out = subprocess.run([sys.executable, "-c", "import ankita, sys; print(any(m in sys.modules "
-                          "for m in ('onnxruntime', 'tokenizers', 'httpx', 'numpy')))"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import ankita, sys; print(any(m in sys.modules "
+            "for m in ('onnxruntime', 'tokenizers', 'httpx', 'numpy')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -220,19 +240,31 @@ class FlakyLetters(Letters):
         return super().embed_batch(texts)
 
 
-IMPORTED = ["I use Postgres", "Database is Postgres", "I live in Berlin", "I live in Munich",
-            "My sister lives in Lyon", "I prefer dark mode", "Dark mode is my preference",
-            "I do not live in Munich", "Coffee at nine", "My cat is called Miso"]
+IMPORTED = [
+    "I use Postgres",
+    "Database is Postgres",
+    "I live in Berlin",
+    "I live in Munich",
+    "My sister lives in Lyon",
+    "I prefer dark mode",
+    "Dark mode is my preference",
+    "I do not live in Munich",
+    "Coffee at nine",
+    "My cat is called Miso",
+]
 
 
 def test_import_embeds_ahead_yet_decides_and_stores_as_one_remember_each(tmp_path):
     """Batches are embedded one ahead of the writing: same decisions, same vectors."""
-    with Memory(tmp_path / "one.db", embedder=Letters()) as one, \
-            Memory(tmp_path / "many.db", embedder=Letters()) as many:
+    with (
+        Memory(tmp_path / "one.db", embedder=Letters()) as one,
+        Memory(tmp_path / "many.db", embedder=Letters()) as many,
+    ):
         singly = [one.remember(t) for t in IMPORTED]
         batched = many.remember_many([{"text": t} for t in IMPORTED], batch_size=3)
-        assert [(r.action, r.fact.text, r.score) for r in batched] == \
-            [(r.action, r.fact.text, r.score) for r in singly]
+        assert [(r.action, r.fact.text, r.score) for r in batched] == [
+            (r.action, r.fact.text, r.score) for r in singly
+        ]
         vectors = []
         for m in (one, many):
             stored = m.store.vectors_of([f.id for f in m.list()], "letters")
@@ -244,8 +276,14 @@ def test_a_provider_failing_for_one_batch_of_an_import_blocks_nothing(tmp_path):
     with Memory(tmp_path / "m.db", embedder=FlakyLetters(failing={2})) as m:
         results = m.remember_many([{"text": t} for t in IMPORTED[:6]], batch_size=2)
         embedded = m.store.vectors_of([r.fact.id for r in results], "letters")
-    assert [r.embedding_error is not None for r in results] == [False, False, True, True,
-                                                               False, False]
+    assert [r.embedding_error is not None for r in results] == [
+        False,
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
     assert "provider went away" in results[2].embedding_error
     assert set(embedded) == {results[i].fact.id for i in (0, 1, 4, 5)}
 
@@ -287,6 +325,6 @@ def test_import_pauses_the_collector_for_its_writes_and_puts_it_back(tmp_path, e
     finally:
         (gc.enable if was else gc.disable)()
     assert len(during) >= len(IMPORTED) and not any(during)
-    assert set(clock.seen[len(during):]) == {enabled}
+    assert set(clock.seen[len(during) :]) == {enabled}
     assert len(broken.seen) == 3 and not any(broken.seen)
     assert "A one" not in texts  # the failed batch wrote nothing

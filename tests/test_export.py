@@ -52,16 +52,25 @@ def rich_memory(memory, clock):
 def table_dump(path, user):
     db = sqlite3.connect(path)
     out = {
-        "facts": db.execute("SELECT id, text, kind, pinned, status, source, created_at, "
-                            "updated_at, last_confirmed_at, mentions FROM facts WHERE user = ? "
-                            "ORDER BY seq", (user,)).fetchall(),
-        "links": db.execute("SELECT a, b, created_at FROM links WHERE user = ? ORDER BY a",
-                            (user,)).fetchall(),
-        "events": db.execute("SELECT op, type, fact_id, other_id, at, data, undone_by IS NULL "
-                             "FROM events WHERE user = ? ORDER BY id", (user,)).fetchall(),
-        "vectors": db.execute("SELECT v.fact_id, model, dim, vector FROM vectors v JOIN facts "
-                              "f ON f.id = v.fact_id WHERE f.user = ? ORDER BY v.fact_id",
-                              (user,)).fetchall(),
+        "facts": db.execute(
+            "SELECT id, text, kind, pinned, status, source, created_at, "
+            "updated_at, last_confirmed_at, mentions FROM facts WHERE user = ? "
+            "ORDER BY seq",
+            (user,),
+        ).fetchall(),
+        "links": db.execute(
+            "SELECT a, b, created_at FROM links WHERE user = ? ORDER BY a", (user,)
+        ).fetchall(),
+        "events": db.execute(
+            "SELECT op, type, fact_id, other_id, at, data, undone_by IS NULL "
+            "FROM events WHERE user = ? ORDER BY id",
+            (user,),
+        ).fetchall(),
+        "vectors": db.execute(
+            "SELECT v.fact_id, model, dim, vector FROM vectors v JOIN facts "
+            "f ON f.id = v.fact_id WHERE f.user = ? ORDER BY v.fact_id",
+            (user,),
+        ).fetchall(),
     }
     db.close()
     return out
@@ -74,7 +83,8 @@ def test_round_trip_gives_an_identical_memory(tmp_path, clock):
     assert dump[0]["vectors"] > 0 and dump[0]["events"] > 15
     with Memory(tmp_path / "b.db", embedder=HashedWords()) as copy:
         assert copy.restore(json.loads(json.dumps(dump))) == {
-            k: dump[0][k] for k in ("facts", "links", "events", "vectors")}
+            k: dump[0][k] for k in ("facts", "links", "events", "vectors")
+        }
         assert list(copy.export(vectors=True)) == dump
         assert copy.doctor()["ok"]
     assert table_dump(tmp_path / "a.db", "default") == table_dump(tmp_path / "b.db", "default")
@@ -112,21 +122,48 @@ def test_event_ids_are_shifted_past_ones_in_use_and_undo_still_works(tmp_path, c
         assert alice.doctor()["ok"]
 
 
-@pytest.mark.parametrize("change,message", [
-    (lambda d: d[:-1], "the export is incomplete"),
-    (lambda d: [d[0]] + [{"fact": {**d[1]["fact"], "status": "gone"}}] + d[2:],
-     "status must be active or superseded"),
-    (lambda d: [d[0]] + [{"fact": {**d[1]["fact"], "text": "  padded "}}] + d[2:],
-     "leading or trailing space"),
-    (lambda d: d + [{"link": {"a": d[1]["fact"]["id"], "b": "nobody", "created_at": "2026"}}],
-     "must join two different facts"),
-    (lambda d: [{**d[0], "ankita_export": 2}] + d[1:], "format 2"),
-    (lambda d: d[1:], "starts with its header"),
-    (lambda d: d + [{"event": {**next(r for r in d if "event" in r)["event"]}}],
-     "same event id twice"),
-    (lambda d: d + [{"vector": {"fact_id": d[1]["fact"]["id"], "model": "m", "dim": 2,
-                                "base64": "AAAA"}}], "not 2 floats"),
-])
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (lambda d: d[:-1], "the export is incomplete"),
+        (
+            lambda d: [d[0]] + [{"fact": {**d[1]["fact"], "status": "gone"}}] + d[2:],
+            "status must be active or superseded",
+        ),
+        (
+            lambda d: [d[0]] + [{"fact": {**d[1]["fact"], "text": "  padded "}}] + d[2:],
+            "leading or trailing space",
+        ),
+        (
+            lambda d: (
+                d + [{"link": {"a": d[1]["fact"]["id"], "b": "nobody", "created_at": "2026"}}]
+            ),
+            "must join two different facts",
+        ),
+        (lambda d: [{**d[0], "ankita_export": 2}] + d[1:], "format 2"),
+        (lambda d: d[1:], "starts with its header"),
+        (
+            lambda d: d + [{"event": {**next(r for r in d if "event" in r)["event"]}}],
+            "same event id twice",
+        ),
+        (
+            lambda d: (
+                d
+                + [
+                    {
+                        "vector": {
+                            "fact_id": d[1]["fact"]["id"],
+                            "model": "m",
+                            "dim": 2,
+                            "base64": "AAAA",
+                        }
+                    }
+                ]
+            ),
+            "not 2 floats",
+        ),
+    ],
+)
 def test_bad_dumps_are_refused_and_change_nothing(tmp_path, clock, change, message):
     with Memory(tmp_path / "a.db", embedder="none", clock=clock) as memory:
         rich_memory(memory, clock)
@@ -155,13 +192,17 @@ def test_cli_export_then_import_into_another_store(tmp_path, clock):
     runner = CliRunner()
     out = tmp_path / "memory.jsonl"
     base = ["--embedder", "none"]
-    assert runner.invoke(cli, ["--db", str(tmp_path / "a.db"), *base, "export", "-o",
-                               str(out)]).exit_code == 0
-    result = runner.invoke(cli, ["--db", str(tmp_path / "b.db"), *base, "import", str(out),
-                                 "--json"])
+    assert (
+        runner.invoke(
+            cli, ["--db", str(tmp_path / "a.db"), *base, "export", "-o", str(out)]
+        ).exit_code
+        == 0
+    )
+    result = runner.invoke(
+        cli, ["--db", str(tmp_path / "b.db"), *base, "import", str(out), "--json"]
+    )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["facts"] == json.loads(out.read_text().split("\n")[0])[
-        "facts"]
+    assert json.loads(result.output)["facts"] == json.loads(out.read_text().split("\n")[0])["facts"]
     again = runner.invoke(cli, ["--db", str(tmp_path / "b.db"), *base, "export"]).output
     assert again == out.read_text()
 
@@ -173,6 +214,7 @@ def _writer(path, count, started):
             memory.remember(f"Note {i}: the meeting about project {i} is on day {i % 28 + 1}")
 
 
+@pytest.mark.slow
 def test_backup_while_another_process_writes(tmp_path):
     path = tmp_path / "live.db"
     Memory(path, embedder="none").close()

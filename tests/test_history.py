@@ -21,8 +21,16 @@ def test_every_kind_of_change_is_recorded(memory):
     memory.resolve(keep=b.id, over=a.id)
     memory.forget(b.id)
     assert types(memory, a.id) == ["create", "link", "clear", "resolve"]
-    assert types(memory, b.id) == ["create", "link", "merge", "pin", "unpin", "clear",
-                                   "resolve", "forget"]
+    assert types(memory, b.id) == [
+        "create",
+        "link",
+        "merge",
+        "pin",
+        "unpin",
+        "clear",
+        "resolve",
+        "forget",
+    ]
 
 
 def test_history_is_append_only_and_survives_forget(memory):
@@ -127,8 +135,10 @@ def test_undo_refused_when_the_fact_is_gone_changes_nothing(memory):
 def test_events_of_another_user_are_invisible(db):
     from ankita import Memory
 
-    with Memory(db, user="alice", embedder="none") as alice, \
-            Memory(db, user="bob", embedder="none") as bob:
+    with (
+        Memory(db, user="alice", embedder="none") as alice,
+        Memory(db, user="bob", embedder="none") as bob,
+    ):
         fact = alice.remember("I use Postgres")
         with pytest.raises(NotFound):
             bob.undo(fact.event_id)

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from ankita import InvalidInput, Memory, NotFound
-from ankita._server import create_app, create_token
-from ankita._sqlite import SQLiteStore
 from ankita.cli import cli
+from ankita.server._server import create_app, create_token
+from ankita.store._sqlite import SQLiteStore
 from hostile import (
     BAD_IDS,
     BAD_KINDS,
@@ -45,6 +45,7 @@ def seeded(db_path):
 
 # -- Python API -------------------------------------------------------------------------------
 
+
 def test_python_api(seeded):
     path, fid = seeded
     with Memory(path, embedder="none") as memory:
@@ -53,22 +54,33 @@ def test_python_api(seeded):
             *[lambda k=k: memory.remember("I like tea", kind=k) for k in BAD_KINDS],
             *[lambda i=i: memory.forget(i) for i in BAD_IDS],
             *[lambda i=i: memory.get(i) for i in BAD_IDS],
-            lambda: memory.remember(5), lambda: memory.remember(None),
-            lambda: memory.remember(b"bytes \xff"), lambda: memory.remember(["a list"]),
+            lambda: memory.remember(5),
+            lambda: memory.remember(None),
+            lambda: memory.remember(b"bytes \xff"),
+            lambda: memory.remember(["a list"]),
             lambda: memory.remember("I like tea", kind=5),
             lambda: memory.remember("I like tea", pinned="yes"),
             lambda: memory.remember("I like tea", source=5),
-            lambda: memory.forget(5), lambda: memory.undo("1"), lambda: memory.undo(2**64),
-            lambda: memory.undo(-1), lambda: memory.recall(5), lambda: memory.recall("x", 10**9),
-            lambda: memory.list(limit=2**70), lambda: memory.resolve(fid, fid),
+            lambda: memory.forget(5),
+            lambda: memory.undo("1"),
+            lambda: memory.undo(2**64),
+            lambda: memory.undo(-1),
+            lambda: memory.recall(5),
+            lambda: memory.recall("x", 10**9),
+            lambda: memory.list(limit=2**70),
+            lambda: memory.resolve(fid, fid),
         ]
         for attempt in refusals:
             before = snapshot(path)
             with pytest.raises(InvalidInput):
                 attempt()
             assert snapshot(path) == before
-        for attempt in [lambda: memory.forget(MISSING_ID), lambda: memory.pin(MISSING_ID),
-                        lambda: memory.undo(10**6), lambda: memory.resolve(fid, MISSING_ID)]:
+        for attempt in [
+            lambda: memory.forget(MISSING_ID),
+            lambda: memory.pin(MISSING_ID),
+            lambda: memory.undo(10**6),
+            lambda: memory.resolve(fid, MISSING_ID),
+        ]:
             before = snapshot(path)
             with pytest.raises(NotFound):
                 attempt()
@@ -88,6 +100,7 @@ def test_python_api(seeded):
 
 # -- CLI --------------------------------------------------------------------------------------
 
+
 def test_cli(seeded):
     path, fid = seeded
     runner = CliRunner()
@@ -95,13 +108,22 @@ def test_cli(seeded):
     def run(*args):
         return runner.invoke(cli, ["--db", str(path), "--embedder", "none", *args])
 
-    refusals = [*[("remember", t) for t in REFUSED_TEXTS],
-                *[("remember", "I like tea", "--kind", k) for k in BAD_KINDS],
-                *[("forget", i) for i in BAD_IDS], *[("show", i) for i in BAD_IDS],
-                ("remember", "I like tea", "--source", "x" * 300), ("undo", "abc"),
-                ("undo", str(2**64)), ("undo", "-1"), ("recall", "x", "--limit", "0"),
-                ("list", "--limit", "-5"), ("resolve", fid, fid),
-                ("forget", MISSING_ID), ("pin", MISSING_ID), ("undo", "999999")]
+    refusals = [
+        *[("remember", t) for t in REFUSED_TEXTS],
+        *[("remember", "I like tea", "--kind", k) for k in BAD_KINDS],
+        *[("forget", i) for i in BAD_IDS],
+        *[("show", i) for i in BAD_IDS],
+        ("remember", "I like tea", "--source", "x" * 300),
+        ("undo", "abc"),
+        ("undo", str(2**64)),
+        ("undo", "-1"),
+        ("recall", "x", "--limit", "0"),
+        ("list", "--limit", "-5"),
+        ("resolve", fid, fid),
+        ("forget", MISSING_ID),
+        ("pin", MISSING_ID),
+        ("undo", "999999"),
+    ]
     refusals += [("--user", u, "list") for u in BAD_USERS if "\x00" not in u]
     for args in refusals:
         before = snapshot(path)
@@ -119,13 +141,26 @@ def test_cli(seeded):
     # Bytes that are not UTF-8 on the real command line: Python hands them over as lone
     # surrogates, and the text check refuses them.
     before = snapshot(path)
-    raw = subprocess.run([sys.executable, "-m", "ankita", "--db", str(path), "--embedder",
-                          "none", "remember", b"bad \xff\xfe bytes"], capture_output=True)
+    raw = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ankita",
+            "--db",
+            str(path),
+            "--embedder",
+            "none",
+            "remember",
+            b"bad \xff\xfe bytes",
+        ],
+        capture_output=True,
+    )
     assert raw.returncode == 2 and b"not valid Unicode" in raw.stderr + raw.stdout
     assert b"Traceback" not in raw.stderr and snapshot(path) == before
 
 
 # -- HTTP -------------------------------------------------------------------------------------
+
 
 def test_http(seeded):
     path, fid = seeded
@@ -137,40 +172,59 @@ def test_http(seeded):
     store.close()
     server = LiveServer(create_app(path, embedder="none"))
     try:
-        with httpx.Client(base_url=server.url, timeout=10,
-                          headers={"Authorization": f"Bearer {token}"}) as api:
-            refusals = [*[("POST", "/v1/facts", {"text": t}) for t in REFUSED_TEXTS],
-                        *[("POST", "/v1/facts", {"text": "I like tea", "kind": k})
-                          for k in BAD_KINDS],
-                        ("POST", "/v1/facts", {"text": 5}), ("POST", "/v1/facts", {"text": None}),
-                        ("POST", "/v1/facts", {"text": ["a"]}),
-                        ("POST", "/v1/facts", {"text": "tea", "pinned": "yes please"}),
-                        ("POST", "/v1/facts", {"text": "tea", "source": 5}),
-                        ("POST", "/v1/facts", {"text": "tea", "user": "someone-else"}),
-                        ("POST", "/v1/facts", {"text": "x" * 70000}),
-                        ("POST", "/v1/recall", {"query": 5}), ("POST", "/v1/recall", {}),
-                        ("POST", "/v1/recall", {"query": "x", "limit": 10**9}),
-                        ("POST", f"/v1/undo/{2**64}", None), ("POST", "/v1/undo/abc", None),
-                        ("POST", "/v1/undo/-1", None), ("POST", "/v1/undo/999999", None),
-                        ("GET", f"/v1/facts?limit={2**70}", None),
-                        ("POST", f"/v1/conflicts/{fid}/{fid}/resolve", {"keep": fid}),
-                        ("DELETE", f"/v1/facts/{MISSING_ID}", None)]
-            refusals += [(m, f"/v1/facts/{quote(i, safe='')}", None)
-                         for i in BAD_IDS for m in ("GET", "DELETE")]
+        with httpx.Client(
+            base_url=server.url, timeout=10, headers={"Authorization": f"Bearer {token}"}
+        ) as api:
+            refusals = [
+                *[("POST", "/v1/facts", {"text": t}) for t in REFUSED_TEXTS],
+                *[("POST", "/v1/facts", {"text": "I like tea", "kind": k}) for k in BAD_KINDS],
+                ("POST", "/v1/facts", {"text": 5}),
+                ("POST", "/v1/facts", {"text": None}),
+                ("POST", "/v1/facts", {"text": ["a"]}),
+                ("POST", "/v1/facts", {"text": "tea", "pinned": "yes please"}),
+                ("POST", "/v1/facts", {"text": "tea", "source": 5}),
+                ("POST", "/v1/facts", {"text": "tea", "user": "someone-else"}),
+                ("POST", "/v1/facts", {"text": "x" * 70000}),
+                ("POST", "/v1/recall", {"query": 5}),
+                ("POST", "/v1/recall", {}),
+                ("POST", "/v1/recall", {"query": "x", "limit": 10**9}),
+                ("POST", f"/v1/undo/{2**64}", None),
+                ("POST", "/v1/undo/abc", None),
+                ("POST", "/v1/undo/-1", None),
+                ("POST", "/v1/undo/999999", None),
+                ("GET", f"/v1/facts?limit={2**70}", None),
+                ("POST", f"/v1/conflicts/{fid}/{fid}/resolve", {"keep": fid}),
+                ("DELETE", f"/v1/facts/{MISSING_ID}", None),
+            ]
+            refusals += [
+                (m, f"/v1/facts/{quote(i, safe='')}", None)
+                for i in BAD_IDS
+                for m in ("GET", "DELETE")
+            ]
             for method, url, body in refusals:
                 before = snapshot(path)
                 # json.dumps escapes lone surrogates (\ud800), as a hostile client would send.
-                response = api.request(method, url, content=None if body is None else
-                                       json.dumps(body), headers={"content-type":
-                                                                  "application/json"})
+                response = api.request(
+                    method,
+                    url,
+                    content=None if body is None else json.dumps(body),
+                    headers={"content-type": "application/json"},
+                )
                 assert 400 <= response.status_code < 500, (method, url, response.text)
                 assert response.json()["error"]["code"], (method, url)
                 assert snapshot(path) == before, (method, url)
-            for raw in [b'{"text": "bad \xff\xfe bytes"}', b"not json", b'{"text": ',
-                        b"\xef\xbb\xbf{}", b"[]", b'"just a string"']:
+            for raw in [
+                b'{"text": "bad \xff\xfe bytes"}',
+                b"not json",
+                b'{"text": ',
+                b"\xef\xbb\xbf{}",
+                b"[]",
+                b'"just a string"',
+            ]:
                 before = snapshot(path)
-                response = api.post("/v1/facts", content=raw,
-                                    headers={"content-type": "application/json"})
+                response = api.post(
+                    "/v1/facts", content=raw, headers={"content-type": "application/json"}
+                )
                 assert response.status_code in (400, 422), (raw, response.text)
                 assert snapshot(path) == before
             for query in QUERIES:
@@ -185,16 +239,26 @@ def test_http(seeded):
 
 # -- MCP --------------------------------------------------------------------------------------
 
+
 class RawMCP:
     """`ankita mcp` driven line by line, so bytes no SDK client would send can be sent."""
 
     def __init__(self, path, *args):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ankita", "--db", str(path), "--embedder", "none", *args,
-             "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            [sys.executable, "-m", "ankita", "--db", str(path), "--embedder", "none", *args, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.next_id = 0
-        reply = self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                            "clientInfo": {"name": "test", "version": "1"}})
+        reply = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        )
         assert "result" in reply, reply
         self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
 
@@ -204,8 +268,13 @@ class RawMCP:
 
     def request(self, method, params, raw: bytes | None = None):
         self.next_id += 1
-        self.send(raw if raw is not None else json.dumps(
-            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode())
+        self.send(
+            raw
+            if raw is not None
+            else json.dumps(
+                {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+            ).encode()
+        )
         reply = json.loads(self.proc.stdout.readline())
         assert reply["id"] == self.next_id
         return reply
@@ -221,20 +290,27 @@ class RawMCP:
         self.proc.stderr.close()
 
 
+@pytest.mark.slow
 def test_mcp(seeded):
     path, fid = seeded
     mcp = RawMCP(path)
     try:
-        refusals = [*[("remember", {"text": t}) for t in REFUSED_TEXTS],
-                    *[("remember", {"text": "I like tea", "kind": k}) for k in BAD_KINDS],
-                    *[("forget", {"id": i}) for i in BAD_IDS],
-                    ("remember", {"text": 5}), ("remember", {"text": None}),
-                    ("remember", {"text": ["a"]}), ("remember", {}),
-                    ("remember", {"text": "tea", "pinned": "yes"}),
-                    ("recall", {"query": 5}), ("recall", {"query": "x", "limit": 10**30}),
-                    ("forget", {"id": MISSING_ID}), ("forget", {"id": 5}),
-                    ("resolve_conflict", {"keep": fid, "over": fid}),
-                    ("no_such_tool", {"text": "x"})]
+        refusals = [
+            *[("remember", {"text": t}) for t in REFUSED_TEXTS],
+            *[("remember", {"text": "I like tea", "kind": k}) for k in BAD_KINDS],
+            *[("forget", {"id": i}) for i in BAD_IDS],
+            ("remember", {"text": 5}),
+            ("remember", {"text": None}),
+            ("remember", {"text": ["a"]}),
+            ("remember", {}),
+            ("remember", {"text": "tea", "pinned": "yes"}),
+            ("recall", {"query": 5}),
+            ("recall", {"query": "x", "limit": 10**30}),
+            ("forget", {"id": MISSING_ID}),
+            ("forget", {"id": 5}),
+            ("resolve_conflict", {"keep": fid, "over": fid}),
+            ("no_such_tool", {"text": "x"}),
+        ]
         for name, arguments in refusals:
             before = snapshot(path)
             is_error, text = mcp.call(name, arguments)
@@ -242,8 +318,10 @@ def test_mcp(seeded):
             assert snapshot(path) == before, (name, arguments)
         # Bytes that are not UTF-8 inside the JSON-RPC line itself.
         before = snapshot(path)
-        line = (b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": '
-                b'"remember", "arguments": {"text": "bad \xff\xfe bytes"}}}' % (mcp.next_id + 1))
+        line = (
+            b'{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": '
+            b'"remember", "arguments": {"text": "bad \xff\xfe bytes"}}}' % (mcp.next_id + 1)
+        )
         result = mcp.request("tools/call", None, raw=line)["result"]
         assert result["isError"] and "not valid Unicode" in result["content"][0]["text"]
         assert snapshot(path) == before
@@ -259,7 +337,11 @@ def test_mcp(seeded):
         if "\x00" in user:
             continue  # a NUL cannot be passed on a command line at all
         before = snapshot(path)
-        refused = subprocess.run([sys.executable, "-m", "ankita", "--db", str(path), "--user",
-                                  user, "mcp"], capture_output=True, text=True, timeout=60)
+        refused = subprocess.run(
+            [sys.executable, "-m", "ankita", "--db", str(path), "--user", user, "mcp"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert refused.returncode == 2 and "user must be" in refused.stderr
         assert snapshot(path) == before

@@ -4,7 +4,7 @@ import pytest
 
 from ankita import ConfigError, Memory, Settings
 from ankita._errors import JudgeError
-from ankita._judge import ContradictionJudge, resolve_judge
+from ankita.embed._judge import ContradictionJudge, resolve_judge
 from conftest import fresh_schema
 from test_scale import run_both
 from test_write import Letters
@@ -20,8 +20,9 @@ def judge():
 
 
 def test_the_model_reads_contradiction_but_not_agreement(judge):
-    contradicting, agreeing = judge.contradiction([
-        (NEVER, ESPRESSO), ("I play guitar in a band", "I practise guitar every evening")])
+    contradicting, agreeing = judge.contradiction(
+        [(NEVER, ESPRESSO), ("I play guitar in a band", "I practise guitar every evening")]
+    )
     assert contradicting >= 0.98 > 0.5 > agreeing
 
 
@@ -130,19 +131,28 @@ def test_an_unknown_judge_is_a_clear_error(bad, monkeypatch):
         Memory(":memory:")
 
 
-@pytest.mark.parametrize("field,value", [("judge_line", 1.5), ("judge_floor", -0.1),
-                                         ("judge_candidates", 0), ("judge_candidates", 2.5)])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("judge_line", 1.5),
+        ("judge_floor", -0.1),
+        ("judge_candidates", 0),
+        ("judge_candidates", 2.5),
+    ],
+)
 def test_judge_settings_are_checked(field, value):
     with pytest.raises(ConfigError, match=field):
         Settings(**{field: value})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(2))
 def test_index_and_exhaustive_decide_identically_with_the_judge(tmp_path, seed):
     """The judge reads the same closest facts whichever way the candidates were found."""
     assert run_both(tmp_path, 300 + seed, 120, embedder=Letters(), judge="nli") == 120
 
 
+@pytest.mark.slow
 def test_index_and_exhaustive_decide_identically_with_the_judge_on_postgres(postgres_url):
     """pgvector finds the judge's closest facts; the exhaustive reference reads them all."""
     where = [fresh_schema(postgres_url), fresh_schema(postgres_url)]
@@ -152,8 +162,9 @@ def test_index_and_exhaustive_decide_identically_with_the_judge_on_postgres(post
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
 def test_the_judge_never_reads_a_superseded_fact(db_path, mode):
     settings = Settings(judge_candidates=1)
-    with Memory(db_path, embedder="local", judge="nli", settings=settings,
-                candidate_search=mode) as m:
+    with Memory(
+        db_path, embedder="local", judge="nli", settings=settings, candidate_search=mode
+    ) as m:
         old = m.remember(NEVER).fact
         kept = m.remember("I drink tea").fact
         m.resolve(keep=kept.id, over=old.id)

@@ -8,29 +8,32 @@ import pytest
 from click.testing import CliRunner
 
 from ankita import Memory
-from ankita._language import WORD, foreign_tokens, language, reads
-from ankita._text import content_words, number_value, tokens
+from ankita.analysis._language import WORD, foreign_tokens, language, reads
+from ankita.analysis._text import content_words, number_value, tokens
 from ankita.cli import cli
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("I live in Boston", "en"),
-    ("Justus von Liebig specializes in sociology.", "en"),  # a name particle is no German
-    ("Tlaquepaque is in Mexico", "en"),
-    ("मैं दिल्ली में रहता हूँ", "hi"),
-    ("Mujhe chai pasand nahi hai", "hi-latn"),
-    ("Main vegetarian hoon", "hi-latn"),
-    ("Ich bin kein Vegetarier", "de"),
-    ("No me gusta el té", "es"),
-    ("Je ne suis pas végétarien", "fr"),
-    ("Eu não gosto de chá", "pt"),
-    ("Non mi piace il tè", "it"),
-    ("Ik hou niet van thee", "nl"),
-    ("Я не люблю чай", "ru"),
-    ("Saya tidak suka teh", "id"),
-    ("我不喜欢喝茶", "zh"),
-    ("紅茶は好きではありません", "ja"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I live in Boston", "en"),
+        ("Justus von Liebig specializes in sociology.", "en"),  # a name particle is no German
+        ("Tlaquepaque is in Mexico", "en"),
+        ("मैं दिल्ली में रहता हूँ", "hi"),
+        ("Mujhe chai pasand nahi hai", "hi-latn"),
+        ("Main vegetarian hoon", "hi-latn"),
+        ("Ich bin kein Vegetarier", "de"),
+        ("No me gusta el té", "es"),
+        ("Je ne suis pas végétarien", "fr"),
+        ("Eu não gosto de chá", "pt"),
+        ("Non mi piace il tè", "it"),
+        ("Ik hou niet van thee", "nl"),
+        ("Я не люблю чай", "ru"),
+        ("Saya tidak suka teh", "id"),
+        ("我不喜欢喝茶", "zh"),
+        ("紅茶は好きではありません", "ja"),
+    ],
+)
 def test_each_fact_is_read_in_its_own_language(text, expected):
     assert language(text) == expected
 
@@ -43,13 +46,15 @@ def test_devanagari_words_keep_their_vowel_signs():
 
 
 def test_a_hindi_reason_prints_whole_words():
-    result = CliRunner().invoke(cli, ["--embedder", "none", "compare",
-                                      "मैं दिल्ली में रहता हूँ", "मैं मुंबई में रहता हूँ"])
+    result = CliRunner().invoke(
+        cli, ["--embedder", "none", "compare", "मैं दिल्ली में रहता हूँ", "मैं मुंबई में रहता हूँ"]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.startswith("conflict")
     assert "'दिल्ली' vs 'मुंबई'" in result.output
-    explained = CliRunner().invoke(cli, ["--embedder", "none", "compare", "--explain",
-                                         "मैं दिल्ली में रहता हूँ", "मैं मुंबई में रहता हूँ"])
+    explained = CliRunner().invoke(
+        cli, ["--embedder", "none", "compare", "--explain", "मैं दिल्ली में रहता हूँ", "मैं मुंबई में रहता हूँ"]
+    )
     assert "finding: value: 'दिल्ली' vs 'मुंबई'" in explained.output
 
 
@@ -68,21 +73,25 @@ def test_chinese_and_japanese_are_split_without_spaces():
 
 def test_nfkc_and_case_folding_apply_to_every_script():
     assert tokens("ＩＣＨ BIN KEIN VEGETARIER") == tokens("ich bin kein vegetarier")
-    assert foreign_tokens("Мой брат живёт в Самаре", "ru") == \
-        foreign_tokens("мой брат живет в самаре", "ru")
+    assert foreign_tokens("Мой брат живёт в Самаре", "ru") == foreign_tokens(
+        "мой брат живет в самаре", "ru"
+    )
 
 
 @pytest.mark.parametrize("embedder", ["none", "local"])
-@pytest.mark.parametrize("old, new, expected", [
-    ("मुझे चाय पसंद है", "मुझे चाय पसंद नहीं है", "conflict"),  # was a merge (cosine 0.95)
-    ("Ich bin Vegetarier", "Ich bin kein Vegetarier", "conflict"),  # was a merge
-    ("मैं दिल्ली में रहता हूँ", "मैं मुंबई में रहता हूँ", "conflict"),
-    ("Mujhe chai pasand hai", "Mujhe chai pasand nahi hai", "conflict"),
-    ("Je fume", "Je ne fume plus", "conflict"),
-    ("Ich trinke jeden Morgen Kaffee", "Jeden Morgen trinke ich Kaffee", "merged"),
-    ("Mi hermana se llama Lucía", "Mi hermana trabaja en un banco", "created"),
-    ("Ich mag Tee", "Ich mag Fußball", "created"),
-])
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        ("मुझे चाय पसंद है", "मुझे चाय पसंद नहीं है", "conflict"),  # was a merge (cosine 0.95)
+        ("Ich bin Vegetarier", "Ich bin kein Vegetarier", "conflict"),  # was a merge
+        ("मैं दिल्ली में रहता हूँ", "मैं मुंबई में रहता हूँ", "conflict"),
+        ("Mujhe chai pasand hai", "Mujhe chai pasand nahi hai", "conflict"),
+        ("Je fume", "Je ne fume plus", "conflict"),
+        ("Ich trinke jeden Morgen Kaffee", "Jeden Morgen trinke ich Kaffee", "merged"),
+        ("Mi hermana se llama Lucía", "Mi hermana trabaja en un banco", "created"),
+        ("Ich mag Tee", "Ich mag Fußball", "created"),
+    ],
+)
 def test_the_issue_pairs_are_decided_in_their_language(tmp_path, embedder, old, new, expected):
     memory = Memory(tmp_path / "m.db", embedder=embedder)
     memory.remember(old)
@@ -98,8 +107,9 @@ def test_the_english_model_is_not_trusted_on_other_languages():
     assert not reads("ollama:all-minilm", ["ru"])
     assert reads("openai:paraphrase-multilingual-minilm-l12-v2", ["ru"])
     assert reads("cloudflare:@cf/baai/bge-m3", ["zh"])
-    result = CliRunner().invoke(cli, ["compare", "--explain", "--json",
-                                      "मुझे चाय पसंद है", "मुझे चाय पसंद नहीं है"])
+    result = CliRunner().invoke(
+        cli, ["compare", "--explain", "--json", "मुझे चाय पसंद है", "मुझे चाय पसंद नहीं है"]
+    )
     assert result.exit_code == 0, result.output
     gates = {g["gate"]: g["passed"] for g in json.loads(result.output)["gates"]}
     assert gates["the model reads the facts' language (hi)"] is False
@@ -114,10 +124,12 @@ def test_a_language_switch_inside_one_store(tmp_path):
     assert texts[0] == "मैं दिल्ली में रहता हूँ"
 
 
+@pytest.mark.slow
 def test_multilingual_pairs_meet_their_targets():
     for embedder in ("none", "local"):
-        result = CliRunner().invoke(cli, ["--embedder", embedder, "eval", "--multilingual",
-                                          "--json"])
+        result = CliRunner().invoke(
+            cli, ["--embedder", embedder, "eval", "--multilingual", "--json"]
+        )
         assert result.exit_code == 0, result.output
         report = json.loads(result.output)
         assert report["macro_f1"] >= 0.80, (embedder, report["macro_f1"])

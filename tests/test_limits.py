@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from ankita import Memory, StoreError
-from ankita._sqlite import SQLiteStore
+from ankita.store._sqlite import SQLiteStore
 
 
 def _mount(*args: str) -> bool:
@@ -47,8 +47,10 @@ def fill(folder):
 def test_full_disk_refuses_the_write_and_keeps_every_earlier_one(tmp_path):
     with mounted(tmp_path / "small", "-t", "tmpfs", "-o", "size=1m", "tmpfs") as disk:
         memory = Memory(disk / "m.db", embedder="none")
-        kept = [memory.remember(f"My friend number {i} is called {w}").fact.id
-                for i, w in enumerate(["Ada", "Bo", "Cy", "Di", "Ed"])]
+        kept = [
+            memory.remember(f"My friend number {i} is called {w}").fact.id
+            for i, w in enumerate(["Ada", "Bo", "Cy", "Di", "Ed"])
+        ]
         filler = fill(disk)
         refused = 0
         for i in range(200):  # SQLite may still have room in pages it holds; go until it fails
@@ -81,8 +83,10 @@ def test_read_only_store_is_a_clear_error_and_stays_byte_identical(tmp_path):
     with mounted(tmp_path / "ro", "--bind", "-o", "ro", str(source)) as ro:
         if os.access(ro, os.W_OK):
             pytest.skip("this kernel ignored the read-only bind")
-        for attempt in (lambda: Memory(ro / "m.db", embedder="none"),
-                        lambda: SQLiteStore(ro / "m.db")):
+        for attempt in (
+            lambda: Memory(ro / "m.db", embedder="none"),
+            lambda: SQLiteStore(ro / "m.db"),
+        ):
             with pytest.raises(StoreError, match="read-only"):
                 attempt()
     assert hashlib.sha256((source / "m.db").read_bytes()).hexdigest() == digest

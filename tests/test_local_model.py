@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ankita import ConfigError, Memory
-from ankita._local import LocalEmbedder
+from ankita.embed._local import LocalEmbedder
 
 
 @pytest.fixture(scope="module")
@@ -21,16 +21,25 @@ def test_real_vectors_are_unit_length_and_384_wide(local):
 
 
 def test_paraphrase_scores_above_unrelated(local):
-    a, b, c = np.array(local.embed_batch(["I prefer dark mode", "Dark mode is my preference",
-                                          "My cat is called Miso"]))
+    a, b, c = np.array(
+        local.embed_batch(
+            ["I prefer dark mode", "Dark mode is my preference", "My cat is called Miso"]
+        )
+    )
     assert a @ b > 0.9
     assert a @ c < 0.3
 
 
 def test_batch_and_single_give_the_same_vector(local):
     single = np.array(local.embed_batch(["I live in Berlin"])[0])
-    batched = np.array(local.embed_batch(["I live in Berlin", "a much longer sentence to pad "
-                                          "the batch with more tokens than the first"])[0])
+    batched = np.array(
+        local.embed_batch(
+            [
+                "I live in Berlin",
+                "a much longer sentence to pad the batch with more tokens than the first",
+            ]
+        )[0]
+    )
     assert np.allclose(single, batched, atol=1e-4)
 
 

@@ -8,9 +8,10 @@ from mcp.client.stdio import StdioServerParameters
 
 
 def call(db, steps):
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "ankita", "--db", str(db), "--embedder",
-                                         "none", "--user", "alice", "mcp"])
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "ankita", "--db", str(db), "--embedder", "none", "--user", "alice", "mcp"],
+    )
 
     async def session():
         results = []
@@ -26,20 +27,32 @@ def call(db, steps):
 
 
 def test_tools_merge_flag_and_recall_with_the_notice(db):
-    tools, first, again, conflict, recalled, listed = call(db, [
-        ("remember", {"text": "I use Postgres", "kind": "tool"}),
-        ("remember", {"text": "Database is Postgres", "kind": "tool"}),
-        ("remember", {"text": "I switched from Postgres to SQLite", "kind": "tool"}),
-        ("recall", {"query": "Postgres"}),
-        ("list_conflicts", {}),
-    ])
-    assert tools == ["clear_conflict", "forget", "list_conflicts", "pin", "recall", "remember",
-                     "resolve_conflict"]
+    tools, first, again, conflict, recalled, listed = call(
+        db,
+        [
+            ("remember", {"text": "I use Postgres", "kind": "tool"}),
+            ("remember", {"text": "Database is Postgres", "kind": "tool"}),
+            ("remember", {"text": "I switched from Postgres to SQLite", "kind": "tool"}),
+            ("recall", {"query": "Postgres"}),
+            ("list_conflicts", {}),
+        ],
+    )
+    assert tools == [
+        "clear_conflict",
+        "forget",
+        "list_conflicts",
+        "pin",
+        "recall",
+        "remember",
+        "resolve_conflict",
+    ]
     assert first[1].startswith("Stored [")
     assert again[1].startswith("Already known; merged into")
     assert "ask the user which is current" in conflict[1]
-    assert recalled[1].splitlines()[-1] == ("Some facts conflict with each other. Ask the user "
-                                            "which is current instead of asserting either.")
+    assert recalled[1].splitlines()[-1] == (
+        "Some facts conflict with each other. Ask the user "
+        "which is current instead of asserting either."
+    )
     assert "<->" in listed[1]
     from ankita import Memory
 
@@ -48,12 +61,15 @@ def test_tools_merge_flag_and_recall_with_the_notice(db):
 
 
 def test_bad_calls_are_tool_errors_not_crashes(db):
-    _, empty, unknown, missing, after = call(db, [
-        ("remember", {"text": ""}),
-        ("forget", {"id": "doesnotexist"}),
-        ("resolve_conflict", {"keep": "a"}),
-        ("remember", {"text": "I live in Lyon"}),
-    ])
+    _, empty, unknown, missing, after = call(
+        db,
+        [
+            ("remember", {"text": ""}),
+            ("forget", {"id": "doesnotexist"}),
+            ("resolve_conflict", {"keep": "a"}),
+            ("remember", {"text": "I live in Lyon"}),
+        ],
+    )
     assert empty[0] and "invalid_input" in empty[1]
     assert unknown[0] and "not_found" in unknown[1]
     assert missing[0] and "missing argument" in missing[1]

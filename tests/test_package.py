@@ -1,3 +1,5 @@
+import pytest
+
 import ankita
 
 
@@ -9,8 +11,15 @@ def test_public_api_is_curated_and_sorted():
 
 
 def test_every_error_has_one_root_and_a_code():
-    for name in ("InvalidInput", "ConfigError", "NotFound", "UndoError", "StoreError",
-                 "ModelError", "ChannelError"):
+    for name in (
+        "InvalidInput",
+        "ConfigError",
+        "NotFound",
+        "UndoError",
+        "StoreError",
+        "ModelError",
+        "ChannelError",
+    ):
         cls = getattr(ankita, name)
         assert issubclass(cls, ankita.AnkitaError)
         assert cls.code != ankita.AnkitaError.code
@@ -21,9 +30,16 @@ def test_core_does_not_import_cli():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", "import ankita, sys; "
-                          "print('ankita.cli' in sys.modules, 'click' in sys.modules)"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import ankita, sys; print('ankita.cli' in sys.modules, 'click' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.split() == ["False", "False"]
     importlib.import_module("ankita")
 
@@ -55,13 +71,18 @@ def test_per_kind_thresholds(tmp_path):
     with ankita.Memory(tmp_path / "m.db", embedder="none", settings=settings) as m:
         m.remember("I prefer dark mode in editors", kind="tool")
         # containment 0.875 merges under the default line but not under the tool's 0.99
-        assert m.remember("I prefer dark mode in editors and terminals",
-                          kind="tool").action == "created"
+        assert (
+            m.remember("I prefer dark mode in editors and terminals", kind="tool").action
+            == "created"
+        )
         m.remember("I prefer dark mode in editors", kind="habit")
-        assert m.remember("I prefer dark mode in editors and terminals",
-                          kind="habit").action == "merged"
+        assert (
+            m.remember("I prefer dark mode in editors and terminals", kind="habit").action
+            == "merged"
+        )
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_data_and_the_review_page(tmp_path):
     """An editable install reads files from the checkout; a real install reads the wheel."""
     import subprocess
@@ -70,11 +91,19 @@ def test_the_wheel_carries_the_data_and_the_review_page(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "-q",
-                    "-w", str(tmp_path)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "-q", "-w", str(tmp_path)],
+        check=True,
+        capture_output=True,
+    )
     [wheel] = tmp_path.glob("ankita-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("ankita/web/index.html", "ankita/web/review.js", "ankita/web/review.css",
-                   "ankita/data/pairs.jsonl", "ankita/data/minilm-vocab.txt",
-                   "ankita/py.typed"):
+    for needed in (
+        "ankita/web/index.html",
+        "ankita/web/review.js",
+        "ankita/web/review.css",
+        "ankita/data/pairs.jsonl",
+        "ankita/data/minilm-vocab.txt",
+        "ankita/py.typed",
+    ):
         assert needed in names, needed

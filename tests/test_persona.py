@@ -11,14 +11,23 @@ from ankita.cli import cli
 from ankita.companion import Persona, build_system_prompt, classify
 
 V2_CARD = {
-    "spec": "chara_card_v2", "spec_version": "2.0",
+    "spec": "chara_card_v2",
+    "spec_version": "2.0",
     "data": {
-        "name": "Mira", "description": "A night-owl astronomer.", "personality": "dry, warm",
-        "scenario": "", "first_mes": "Evening, {{user}}.",
+        "name": "Mira",
+        "description": "A night-owl astronomer.",
+        "personality": "dry, warm",
+        "scenario": "",
+        "first_mes": "Evening, {{user}}.",
         "mes_example": "<START>\n{{user}}: Hi\n{{char}}: Look up.",
-        "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
-        "alternate_greetings": ["Yo."], "tags": ["space"], "creator": "someone",
-        "character_version": "7", "character_book": {"entries": [{"keys": ["moon"]}]},
+        "creator_notes": "",
+        "system_prompt": "",
+        "post_history_instructions": "",
+        "alternate_greetings": ["Yo."],
+        "tags": ["space"],
+        "creator": "someone",
+        "character_version": "7",
+        "character_book": {"entries": [{"keys": ["moon"]}]},
         "extensions": {"depth_prompt": {"depth": 4, "prompt": "x"}},
     },
     "unknown_top_level": {"kept": True},
@@ -53,8 +62,13 @@ def test_bad_cards_and_settings_are_refused():
 
 def test_one_prompt_builder_for_every_front_end():
     card = Persona.default().set("reply_length", "medium").set("language", "German")
-    prompt = build_system_prompt(card, "sam", "Known facts about the user:\n- [a1] I use Vim",
-                                 question="Ask which is current.", summary="We met.")
+    prompt = build_system_prompt(
+        card,
+        "sam",
+        "Known facts about the user:\n- [a1] I use Vim",
+        question="Ask which is current.",
+        summary="We met.",
+    )
     assert prompt.startswith("You are Ankita, a companion who talks with sam")
     assert "answer in German, in a short paragraph" in prompt
     for part in ("I use Vim", "Ask which is current.", "We met.", "Example exchanges"):
@@ -63,8 +77,10 @@ def test_one_prompt_builder_for_every_front_end():
 
 
 def test_examples_keep_their_own_budget_whole_blocks_only():
-    blocks = "".join(f"<START>\n{{{{user}}}}: question {i}\n{{{{char}}}}: answer {i} "
-                     + "la " * 40 + "\n" for i in range(30))
+    blocks = "".join(
+        f"<START>\n{{{{user}}}}: question {i}\n{{{{char}}}}: answer {i} " + "la " * 40 + "\n"
+        for i in range(30)
+    )
     card = Persona.default().set("mes_example", blocks)
     kept = card.examples("sam", 300)
     assert 0 < kept.count("question") < 30 and "question 0" in kept
@@ -74,16 +90,24 @@ def test_examples_keep_their_own_budget_whole_blocks_only():
     assert "question 0" in prompt
 
 
-@pytest.mark.parametrize("reply,kind,text", [
-    ("[SILENT]", "silent", ""), ("NO_REPLY", "silent", ""), ("[silent]", "silent", ""),
-    ("[SILENT", "silent", ""), ("  no_reply. ", "silent", ""), ("", "silent", ""),
-    ("<silent>", "silent", ""), ("(NO REPLY)", "silent", ""),
-    ("[SILENT] Drink water!", "normal", "Drink water!"),
-    ("Good night. NO_REPLY", "normal", "Good night."),
-    ("Silent night is my favourite carol", "normal", "Silent night is my favourite carol"),
-    ("I'll stay silent about it", "normal", "I'll stay silent about it"),
-    ("Hello!", "normal", "Hello!"),
-])
+@pytest.mark.parametrize(
+    "reply,kind,text",
+    [
+        ("[SILENT]", "silent", ""),
+        ("NO_REPLY", "silent", ""),
+        ("[silent]", "silent", ""),
+        ("[SILENT", "silent", ""),
+        ("  no_reply. ", "silent", ""),
+        ("", "silent", ""),
+        ("<silent>", "silent", ""),
+        ("(NO REPLY)", "silent", ""),
+        ("[SILENT] Drink water!", "normal", "Drink water!"),
+        ("Good night. NO_REPLY", "normal", "Good night."),
+        ("Silent night is my favourite carol", "normal", "Silent night is my favourite carol"),
+        ("I'll stay silent about it", "normal", "I'll stay silent about it"),
+        ("Hello!", "normal", "Hello!"),
+    ],
+)
 def test_reply_classes(reply, kind, text):
     verdict = classify(reply)
     assert (verdict.kind, verdict.text) == (kind, text)

@@ -8,8 +8,10 @@ from ankita import NOTICE, InvalidInput, Memory
 
 
 def test_notice_text_is_exact():
-    assert NOTICE == ("Some facts conflict with each other. "
-                      "Ask the user which is current instead of asserting either.")
+    assert NOTICE == (
+        "Some facts conflict with each other. "
+        "Ask the user which is current instead of asserting either."
+    )
 
 
 def test_relevant_facts_rank_first(memory):
@@ -122,8 +124,13 @@ def test_list_search_limit_and_bad_arguments(memory, clock):
     assert [f.text for f in memory.list(search="Tea")] == ["I drink green tea"]
     assert [f.text for f in memory.list(search="MÜNCHEN")] == ["Ich wohne in MÜNCHEN"]
     assert len(memory.list(limit=1)) == 1
-    for bad in [{"limit": 0}, {"limit": True}, {"limit": "3"}, {"search": 5},
-                {"search": "x" * 2001}]:
+    for bad in [
+        {"limit": 0},
+        {"limit": True},
+        {"limit": "3"},
+        {"search": 5},
+        {"search": "x" * 2001},
+    ]:
         with pytest.raises(InvalidInput):
             memory.list(**bad)
     fact = memory.list()[0]
@@ -138,8 +145,12 @@ def test_another_users_better_matches_do_not_crowd_out_ours(db):
     rng = random.Random(5)
     letters = "bcdfghjklmnpqrstvwxz"
     with Memory(db, user="other", embedder="none") as other:
-        other.remember_many([{"text": "".join(rng.choice(letters) for _ in range(7))
-                              + " coffee"} for _ in range(450)])
+        other.remember_many(
+            [
+                {"text": "".join(rng.choice(letters) for _ in range(7)) + " coffee"}
+                for _ in range(450)
+            ]
+        )
     with Memory(db, user="me", embedder="none") as me:
         mine = me.remember("I drink my coffee slowly at my desk every single morning").fact
         forgotten = me.remember("Coffee tasting notes from the old roastery downtown").fact
@@ -162,15 +173,20 @@ def test_search_returns_the_best_of_our_active_facts_whichever_rows_it_reads(tmp
     for user, count in (("other", 150), ("me", 300)):
         with Memory(db, user=user, embedder="none") as memory:
             # Lengths vary, so the two users' facts interleave in bm25 order.
-            memory.remember_many([{"text": f"coffee {filler(rng.randint(1, 9))}"}
-                                  for _ in range(count)])
+            memory.remember_many(
+                [{"text": f"coffee {filler(rng.randint(1, 9))}"} for _ in range(count)]
+            )
     with Memory(db, user="me", embedder="none") as me:
         for fact in me.list()[::3]:
             me.forget(fact.id)
-        joined = [r[0] for r in me.store.query(
-            "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid WHERE "
-            "facts_fts MATCH '\"coffee\"*' AND f.user = 'me' AND f.status = 'active' "
-            "ORDER BY bm25(facts_fts), f.seq")]
+        joined = [
+            r[0]
+            for r in me.store.query(
+                "SELECT f.id FROM facts_fts JOIN facts f ON f.seq = facts_fts.rowid WHERE "
+                "facts_fts MATCH '\"coffee\"*' AND f.user = 'me' AND f.status = 'active' "
+                "ORDER BY bm25(facts_fts), f.seq"
+            )
+        ]
         assert len(joined) == 200
         for limit in (5, 120, 200):
             found = me.store.search("me", ["coffee"], limit)

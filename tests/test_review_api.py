@@ -6,8 +6,8 @@ import httpx
 import pytest
 
 from ankita import InvalidInput, NotFound
-from ankita._server import create_app, create_token
-from ankita._sql import open_store
+from ankita.server._server import create_app, create_token
+from ankita.store._open import open_store
 from live import LiveServer
 
 
@@ -20,20 +20,28 @@ def conflict_pair(memory, name, clock):
 
 
 def test_a_page_of_facts_with_its_total_order_and_filters(memory, clock):
-    for text, kind in [("Zebras live in Kenya", "place"), ("apples grow on trees", "fact"),
-                       ("Mango season is in May", "fact")]:
+    for text, kind in [
+        ("Zebras live in Kenya", "place"),
+        ("apples grow on trees", "fact"),
+        ("Mango season is in May", "fact"),
+    ]:
         memory.remember(text, kind=kind)
         clock.advance(hours=1)
     memory.remember("apples grow on trees")  # said twice
     pinned = memory.remember("I use Postgres", kind="tool", pinned=True).fact
     texts = lambda facts: [f.text for f in facts]  # noqa: E731
     assert texts(memory.list(order="text")) == [
-        "apples grow on trees", "I use Postgres", "Mango season is in May",
-        "Zebras live in Kenya"]  # case does not sort capitals first
+        "apples grow on trees",
+        "I use Postgres",
+        "Mango season is in May",
+        "Zebras live in Kenya",
+    ]  # case does not sort capitals first
     assert texts(memory.list(order="mentions", descending=True))[0] == "apples grow on trees"
     assert texts(memory.list(order="text", pinned_first=True))[0] == "I use Postgres"
-    assert texts(memory.list(limit=2, offset=1)) == ["apples grow on trees",
-                                                     "Mango season is in May"]
+    assert texts(memory.list(limit=2, offset=1)) == [
+        "apples grow on trees",
+        "Mango season is in May",
+    ]
     assert memory.count() == 4 and memory.count(kind="fact") == 2
     assert memory.count(only="pinned") == 1 == len(memory.list(only="pinned"))
     assert memory.list(only="pinned")[0].id == pinned.id
@@ -51,16 +59,15 @@ def test_conflicts_newest_first_in_plain_words_and_of_one_fact(memory, clock):
     second = conflict_pair(memory, "Barnaby", clock)
     assert memory.count(only="conflicting") == 4
     pairs = memory.conflicts()
-    assert [{p.a.id, p.b.id} for p in pairs] == [{f.id for f in second},
-                                                 {f.id for f in first}]
+    assert [{p.a.id, p.b.id} for p in pairs] == [{f.id for f in second}, {f.id for f in first}]
     top = pairs[0].to_dict()
     assert top["newer"] == second[1].id and top["older"] == second[0].id
     assert top["explanation"] == (
         f"On {second[0].created_at[:10]} you said “Barnaby meets us on Friday”; later, on "
         f"{second[1].created_at[:10]}, “Barnaby does not meet us on Friday”. One says the "
-        "opposite of the other.")
-    assert [p.b.id for p in memory.conflicts(limit=1, offset=1)] in (
-        [first[0].id], [first[1].id])
+        "opposite of the other."
+    )
+    assert [p.b.id for p in memory.conflicts(limit=1, offset=1)] in ([first[0].id], [first[1].id])
     only_first = memory.conflicts(fact=first[0].id)
     assert len(only_first) == 1 == memory.conflict_count(fact=first[0].id)
     assert memory.conflict_count() == 2
@@ -109,7 +116,9 @@ def test_history_pages_and_words(memory, clock):
     newest = memory.history(new.id, limit=2, newest_first=True)
     assert [e.type for e in newest] == ["merge", "merge"]
     assert [e.type for e in memory.history(new.id, limit=2, offset=4, newest_first=True)] == [
-        "link", "create"]
+        "link",
+        "create",
+    ]
     with pytest.raises(NotFound):
         memory.history("0123456789abcdef")
 
@@ -120,20 +129,27 @@ def alice(db):
     token = create_token(store, "alice")
     store.close()
     server = LiveServer(create_app(db, embedder="none", anonymous=True))
-    with httpx.Client(base_url=server.url, timeout=10,
-                      headers={"Authorization": f"Bearer {token}"}) as client:
+    with httpx.Client(
+        base_url=server.url, timeout=10, headers={"Authorization": f"Bearer {token}"}
+    ) as client:
         yield client
     server.stop()
 
 
 def test_the_review_routes_over_http(alice):
-    for text in ("Ottoline meets us on Friday", "Ottoline does not meet us on Friday",
-                 "I use Postgres", "I drink tea"):
+    for text in (
+        "Ottoline meets us on Friday",
+        "Ottoline does not meet us on Friday",
+        "I use Postgres",
+        "I drink tea",
+    ):
         assert alice.post("/v1/facts", json={"text": text}).status_code == 200
     page = alice.get("/v1/facts", params={"limit": 2, "offset": 1, "sort": "text"})
     assert page.headers["X-Total-Count"] == "4"
-    assert [f["text"] for f in page.json()] == ["I use Postgres",
-                                                "Ottoline does not meet us on Friday"]
+    assert [f["text"] for f in page.json()] == [
+        "I use Postgres",
+        "Ottoline does not meet us on Friday",
+    ]
     conflicting = alice.get("/v1/facts", params={"only": "conflicting"})
     assert conflicting.headers["X-Total-Count"] == "2"
     assert alice.get("/v1/kinds").json() == {"fact": 4}
@@ -146,21 +162,31 @@ def test_the_review_routes_over_http(alice):
     assert "you said “Ottoline meets us on Friday”" in pair["explanation"]
     older = pair["older"]
 
-    assert alice.post("/v1/conflicts/keep-newer", json={"pairs": [["a", "b", "c"]]}
-                      ).status_code == 422
+    assert (
+        alice.post("/v1/conflicts/keep-newer", json={"pairs": [["a", "b", "c"]]}).status_code == 422
+    )
     surrogate = b'{"pairs": [["x\\ud800", "y"]]}'  # a lone surrogate, escaped in the JSON
-    assert alice.post("/v1/conflicts/keep-newer", content=surrogate,
-                      headers={"Content-Type": "application/json"}).status_code == 400
-    assert alice.post("/v1/conflicts/keep-newer", json={"pairs": [[pair["a"]["id"], "0" * 16]]}
-                      ).status_code == 404
-    done = alice.post("/v1/conflicts/keep-newer", json={"pairs": [[pair["a"]["id"],
-                                                                   pair["b"]["id"]]]})
+    assert (
+        alice.post(
+            "/v1/conflicts/keep-newer",
+            content=surrogate,
+            headers={"Content-Type": "application/json"},
+        ).status_code
+        == 400
+    )
+    assert (
+        alice.post(
+            "/v1/conflicts/keep-newer", json={"pairs": [[pair["a"]["id"], "0" * 16]]}
+        ).status_code
+        == 404
+    )
+    done = alice.post(
+        "/v1/conflicts/keep-newer", json={"pairs": [[pair["a"]["id"], pair["b"]["id"]]]}
+    )
     assert done.status_code == 200 and done.json() == {"kept": [pair["newer"]]}
 
-    history = alice.get(f"/v1/facts/{older}/history", params={"newest_first": "true",
-                                                               "limit": 1})
+    history = alice.get(f"/v1/facts/{older}/history", params={"newest_first": "true", "limit": 1})
     assert history.headers["X-Total-Count"] == "3"
     line = history.json()[0]
     assert line["type"] == "resolve" and line["partner"]["id"] == pair["newer"]
-    assert line["words"] == ("Superseded: you kept “Ottoline does not meet us on Friday” "
-                             "instead")
+    assert line["words"] == ("Superseded: you kept “Ottoline does not meet us on Friday” instead")

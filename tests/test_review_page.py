@@ -13,15 +13,21 @@ import httpx
 import pytest
 
 from ankita import Memory
-from ankita._server import create_app, create_token
-from ankita._sqlite import SQLiteStore
+from ankita.server._server import create_app, create_token
+from ankita.store._sqlite import SQLiteStore
 from live import LiveServer
 
 CHROMIUM = "/usr/bin/chromium"
 # Without these Chromium keeps trying to reach Google's hosts, which this network refuses.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 sync_api = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
@@ -52,8 +58,14 @@ def page(browser):
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     # Chromium logs every 401 as a console error; the page handles those by asking for a token.
-    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error"
-            and "status of 401" not in msg.text else None)
+    page.on(
+        "console",
+        lambda msg: (
+            errors.append(msg.text)
+            if msg.type == "error" and "status of 401" not in msg.text
+            else None
+        ),
+    )
     yield page
     context.close()
     assert errors == [], f"the page logged errors: {errors}"
@@ -76,8 +88,9 @@ def sign_in(page, url, token):
 
 def test_resolve_a_conflict_by_clicking_then_undo_it(db_path, served, page):
     token = token_for(db_path, "alice")
-    with httpx.Client(base_url=served.url, timeout=10,
-                      headers={"Authorization": f"Bearer {token}"}) as api:
+    with httpx.Client(
+        base_url=served.url, timeout=10, headers={"Authorization": f"Bearer {token}"}
+    ) as api:
         old = api.post("/v1/facts", json={"text": "I live in Berlin", "kind": "location"}).json()
         new = api.post("/v1/facts", json={"text": "I live in Munich", "kind": "location"}).json()
     assert new["action"] == "conflict" and new["conflicts_with"] == [old["fact"]["id"]]
@@ -91,15 +104,18 @@ def test_resolve_a_conflict_by_clicking_then_undo_it(db_path, served, page):
     sync_api.expect(pair.locator(".side.newer .text")).to_have_text("I live in Munich")
     sync_api.expect(pair.locator(".side.newer .side-label")).to_contain_text("Newer · last said")
     sync_api.expect(pair.locator(".reason")).to_contain_text(
-        "you said “I live in Berlin”; later the same day, “I live in Munich”.")
+        "you said “I live in Berlin”; later the same day, “I live in Munich”."
+    )
     if os.environ.get("ANKITA_SCREENSHOT_DIR"):
-        page.screenshot(path=str(Path(os.environ["ANKITA_SCREENSHOT_DIR"]) / "review.png"),
-                        full_page=True)
+        page.screenshot(
+            path=str(Path(os.environ["ANKITA_SCREENSHOT_DIR"]) / "review.png"), full_page=True
+        )
 
     pair.get_by_role("button", name="Keep this: I live in Munich").click()
     sync_api.expect(page.locator("#status")).to_contain_text("is superseded")
     sync_api.expect(page.locator("#conflicts-list")).to_have_text(
-        "No conflicts. Nothing to settle.")
+        "No conflicts. Nothing to settle."
+    )
 
     with Memory(db_path, user="alice", embedder="none") as memory:
         assert memory.get(munich).status == "active"
@@ -123,8 +139,7 @@ def test_resolve_a_conflict_by_clicking_then_undo_it(db_path, served, page):
     with Memory(db_path, user="alice", embedder="none") as memory:
         assert memory.get(munich).status == "active"
         assert memory.get(berlin).status == "active"
-        assert [(c.a.id, c.b.id) for c in memory.conflicts()] == [tuple(sorted((berlin,
-                                                                                munich)))]
+        assert [(c.a.id, c.b.id) for c in memory.conflicts()] == [tuple(sorted((berlin, munich)))]
 
 
 def test_keep_both_clears_the_flag(db_path, served, page):
@@ -151,7 +166,11 @@ def test_facts_table_searches_sorts_pins_edits_and_forgets(db_path, served, page
     sync_api.expect(rows).to_have_count(3)
     # The kind filter counts the whole store, not the rows shown.
     assert page.locator("#kind-filter option").all_inner_texts() == [
-        "all kinds", "family (1)", "preference (1)", "tool (1)"]
+        "all kinds",
+        "family (1)",
+        "preference (1)",
+        "tool (1)",
+    ]
 
     page.get_by_label("Search").fill("LYON")
     sync_api.expect(rows).to_have_count(1)
@@ -161,8 +180,9 @@ def test_facts_table_searches_sorts_pins_edits_and_forgets(db_path, served, page
 
     page.get_by_role("button", name="Fact", exact=True).click()  # sort by text, A first
     sync_api.expect(rows.first.locator(".text")).to_have_text("I drink green tea every morning")
-    sync_api.expect(page.locator('th[data-sort="text"]')).to_have_attribute("aria-sort",
-                                                                            "ascending")
+    sync_api.expect(page.locator('th[data-sort="text"]')).to_have_attribute(
+        "aria-sort", "ascending"
+    )
     page.get_by_role("button", name="Said", exact=True).click()  # most said first
     sync_api.expect(rows.first.locator(".text")).to_have_text("I use Postgres at work")
 
@@ -179,11 +199,13 @@ def test_facts_table_searches_sorts_pins_edits_and_forgets(db_path, served, page
     page.locator("#add-text").fill("My sister lives in Paris")
     page.get_by_role("button", name="Save as a new write").click()
     sync_api.expect(page.locator("#add-result")).to_contain_text(
-        "Stored “My sister lives in Paris” and flagged it against 1 fact")
+        "Stored “My sister lives in Paris” and flagged it against 1 fact"
+    )
     sync_api.expect(page.locator("#conflict-count")).to_have_text("1")
     page.locator("#add-result").get_by_role("link", name="Settle it").click()
     sync_api.expect(page.get_by_role("article", name="Conflict 1")).to_contain_text(
-        "My sister lives in Lyon")
+        "My sister lives in Lyon"
+    )
     page.locator("#nav-facts").click()
 
     # Forget asks first; Cancel (which has focus) changes nothing.
@@ -197,16 +219,17 @@ def test_facts_table_searches_sorts_pins_edits_and_forgets(db_path, served, page
     with Memory(db_path, user="default", embedder="none") as memory:
         assert memory.get(tea.id).pinned
         assert sorted(f.text for f in memory.list()) == [
-            "I drink green tea every morning", "My sister lives in Lyon",
-            "My sister lives in Paris"]
+            "I drink green tea every morning",
+            "My sister lives in Lyon",
+            "My sister lives in Paris",
+        ]
 
 
 def test_pages_of_facts_and_conflicts_with_totals_and_bulk_keep_newer(db_path, served, page):
     with Memory(db_path, user="default", embedder="none") as memory:
         rng = random.Random(7)
         word = lambda: "".join(rng.choice(string.ascii_lowercase) for _ in range(7))  # noqa: E731
-        memory.import_rows([{"text": f"{word()} {word()} {word()} {word()}"}
-                            for _ in range(120)])
+        memory.import_rows([{"text": f"{word()} {word()} {word()} {word()}"} for _ in range(120)])
         notes = memory.count()
         assert memory.conflict_count() == 0
         pairs = []
@@ -242,8 +265,9 @@ def test_pages_of_facts_and_conflicts_with_totals_and_bulk_keep_newer(db_path, s
     assert len([u for u in asked if "/v1/conflicts?" in u and "limit=20" in u]) == 1
     assert not [u for u in asked if "/history" in u]
     # Newest flag first.
-    sync_api.expect(page.locator("#conflicts-list .pair").first.locator(".side.newer .text")
-                    ).to_have_text(f"{names[-1]} does not meet us on Friday")
+    sync_api.expect(
+        page.locator("#conflicts-list .pair").first.locator(".side.newer .text")
+    ).to_have_text(f"{names[-1]} does not meet us on Friday")
 
     page.get_by_label("select all on this page").check()
     page.get_by_role("button", name="Keep newer for 20 selected").click()
@@ -283,12 +307,12 @@ def test_the_recall_preview_shows_the_facts_and_the_notice(db_path, served, page
     items = page.locator("#ask-list li")
     sync_api.expect(items).to_have_count(3)
     sync_api.expect(page.locator("#ask-list")).to_contain_text("pinned")
-    sync_api.expect(page.locator("#ask-notice")).to_contain_text(
-        "The companion would also be told")
+    sync_api.expect(page.locator("#ask-notice")).to_contain_text("The companion would also be told")
     page.get_by_label("Question").fill("tea")
     page.get_by_role("button", name="Recall").click()
     sync_api.expect(page.locator("#ask-notice")).to_have_text(
-        "No notice: nothing recalled disagrees.")
+        "No notice: nothing recalled disagrees."
+    )
 
 
 def test_forget_token_leaves_nothing_of_the_last_user(db_path, served, page):
@@ -301,8 +325,9 @@ def test_forget_token_leaves_nothing_of_the_last_user(db_path, served, page):
     sync_api.expect(page.locator("#facts-list")).to_contain_text("secret diary")
     page.get_by_role("button", name="Forget token").click()
     sync_api.expect(page.get_by_label("API token")).to_be_visible()
-    content = page.evaluate("document.querySelector('main').textContent + "
-                            "document.querySelector('header').textContent")
+    content = page.evaluate(
+        "document.querySelector('main').textContent + document.querySelector('header').textContent"
+    )
     assert "secret diary" not in content and "jazz" not in content
     assert page.locator("#kind-filter option").all_inner_texts() == ["all kinds"]
     assert page.locator("#conflict-count").inner_text() == ""
@@ -389,5 +414,6 @@ def test_tasks_view_shows_a_finished_run_without_reload(db_path, served, page):
     run = tasks.run_now(job.id)  # another process would do this: `ankita tasks run`
     # No reload: the page polls for new runs every second.
     sync_api.expect(page.locator(f'[data-run="{run.id}"]')).to_contain_text(
-        "ok · Time to stretch!", timeout=5000)
+        "ok · Time to stretch!", timeout=5000
+    )
     tasks.close()

@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ankita import AnkitaError, Embedder, Memory, Settings
-from ankita._bench import (
+from ankita.analysis._decision import compare_texts
+from ankita.dev._bench import (
     _embed_rate,
     _in_child,
     _parts,
@@ -23,8 +24,7 @@ from ankita._bench import (
     import_bound,
     run_size,
 )
-from ankita._decision import compare_texts
-from ankita._index import index_terms
+from ankita.search._index import index_terms
 from conftest import fresh_schema
 from factgen import facts
 from test_write import Letters
@@ -34,8 +34,10 @@ def run_both(tmp_path, seed, n, embedder=None, locations=None, index="index", **
     rng = random.Random(seed)
     modes = (index, "exhaustive")
     where = locations or [tmp_path / f"{mode}.db" for mode in modes]
-    stores = [Memory(place, embedder=embedder or "none", candidate_search=mode, **options)
-              for place, mode in zip(where, modes, strict=True)]
+    stores = [
+        Memory(place, embedder=embedder or "none", candidate_search=mode, **options)
+        for place, mode in zip(where, modes, strict=True)
+    ]
     order: list[list[str]] = [[], []]  # fact ids in creation order, per store
     decisions = 0
     try:
@@ -46,8 +48,13 @@ def run_both(tmp_path, seed, n, embedder=None, locations=None, index="index", **
                 if result.action != "merged":
                     ids.append(result.fact.id)
                 position = {fid: i for i, fid in enumerate(ids)}
-                mapped.append((result.action, position.get(result.merged_into or ""),
-                               sorted(position[c] for c in result.conflicts_with)))
+                mapped.append(
+                    (
+                        result.action,
+                        position.get(result.merged_into or ""),
+                        sorted(position[c] for c in result.conflicts_with),
+                    )
+                )
             assert mapped[0] == mapped[1], (text, kind, results[0].reason, results[1].reason)
             decisions += 1
             roll = rng.random()
@@ -74,11 +81,13 @@ def run_both(tmp_path, seed, n, embedder=None, locations=None, index="index", **
     return decisions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_index_and_exhaustive_decide_identically_lexical(tmp_path, seed):
     assert run_both(tmp_path, seed, 250) == 250
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_postings_in_memory_and_exhaustive_decide_identically(tmp_path, seed):
     """The same proof with the index's postings held in memory from the first write, caught
@@ -89,8 +98,7 @@ def test_postings_in_memory_and_exhaustive_decide_identically(tmp_path, seed):
 @pytest.mark.parametrize("seed", range(2))
 def test_index_and_exhaustive_decide_identically_at_other_lines(tmp_path, seed):
     """The index asks for more short facts when the conflict line is lower (docs/scale.md)."""
-    assert run_both(tmp_path, 50 + seed, 250, conflict_threshold=0.5,
-                    dedup_threshold=0.8) == 250
+    assert run_both(tmp_path, 50 + seed, 250, conflict_threshold=0.5, dedup_threshold=0.8) == 250
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -101,21 +109,23 @@ def test_index_and_exhaustive_decide_identically_with_vectors(tmp_path, seed):
 @pytest.mark.parametrize("seed", range(2))
 def test_the_vector_bound_keeps_every_decision(tmp_path, seed, monkeypatch):
     # From the 20th vector on, searches read whole only the rows their bound lets through.
-    monkeypatch.setattr("ankita._vectors.BASIS_MIN", 20)
-    monkeypatch.setattr("ankita._vectors.RANK", 4)
+    monkeypatch.setattr("ankita.search._vectors.BASIS_MIN", 20)
+    monkeypatch.setattr("ankita.search._vectors.RANK", 4)
     assert run_both(tmp_path, 300 + seed, 150, embedder=Letters()) == 150
 
 
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
-@pytest.mark.parametrize("earlier,later,check", [
-    # No shared word: only cosine relates them, as the frame of the opposites ("after" is a
-    # stop word, so the lexical tiers never file it) or of a stated change.
-    ("My meetings are after lunch", "My calls are before noon", "opposites"),
-    # The stored fact states a change; the new one neither negates nor states one.
-    ("I no longer cycle to work", "Biking to the office daily", "change_of_state"),
-])
-def test_vectors_find_a_polar_partner_that_shares_no_word(tmp_path, mode, earlier, later,
-                                                          check):
+@pytest.mark.parametrize(
+    "earlier,later,check",
+    [
+        # No shared word: only cosine relates them, as the frame of the opposites ("after" is a
+        # stop word, so the lexical tiers never file it) or of a stated change.
+        ("My meetings are after lunch", "My calls are before noon", "opposites"),
+        # The stored fact states a change; the new one neither negates nor states one.
+        ("I no longer cycle to work", "Biking to the office daily", "change_of_state"),
+    ],
+)
+def test_vectors_find_a_polar_partner_that_shares_no_word(tmp_path, mode, earlier, later, check):
     with Memory(tmp_path / "m.db", embedder=Letters(), candidate_search=mode) as m:
         m.remember("My cat is called Miso")
         first = m.remember(earlier)
@@ -131,8 +141,9 @@ class Sisters(Embedder):
     model_id = "sisters"
 
     def embed_batch(self, texts):
-        return [[1.0 if w in t.lower() else 0.0 for w in ("sister", "rent")] + [0.01]
-                for t in texts]
+        return [
+            [1.0 if w in t.lower() else 0.0 for w in ("sister", "rent")] + [0.01] for t in texts
+        ]
 
 
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
@@ -144,8 +155,10 @@ def test_vectors_skip_other_people_but_not_the_one_a_fact_names(tmp_path, mode):
         new = "I moved in with my sister"
         with m.store.transaction(m.user) as store:
             vector = m.embedder.embed_batch([new])[0]
-            found = {f.id for f in m._search.candidates(store, new, "home", [vector],
-                                                        m.embedder.model_id)}
+            found = {
+                f.id
+                for f in m._search.candidates(store, new, "home", [vector], m.embedder.model_id)
+            }
         assert hers.id in found
         # Found, and not flagged: her renting and the user's move are two people's facts
         # (SPEC §4.4), however close in meaning.
@@ -156,15 +169,26 @@ def test_vectors_skip_other_people_but_not_the_one_a_fact_names(tmp_path, mode):
         assert other.action == "created", other.reason
 
 
-@pytest.mark.parametrize("seed,vectors,index", [(0, False, "index"), (1, False, "index"),
-                                                (2, True, "index"), (3, False, "memory")])
-def test_index_and_exhaustive_decide_identically_on_postgres(postgres_url, seed, vectors,
-                                                             index):
+@pytest.mark.parametrize(
+    "seed,vectors,index",
+    [(0, False, "index"), (1, False, "index"), (2, True, "index"), (3, False, "memory")],
+)
+@pytest.mark.slow
+def test_index_and_exhaustive_decide_identically_on_postgres(postgres_url, seed, vectors, index):
     """The same proof on PostgreSQL: its term ranges and pgvector search miss nothing."""
     where = [fresh_schema(postgres_url), fresh_schema(postgres_url)]
     n = 150 if vectors else 250
-    assert run_both(None, 200 + seed, n, embedder=Letters() if vectors else None,
-                    locations=where, index=index) == n
+    assert (
+        run_both(
+            None,
+            200 + seed,
+            n,
+            embedder=Letters() if vectors else None,
+            locations=where,
+            index=index,
+        )
+        == n
+    )
 
 
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
@@ -174,12 +198,16 @@ def test_two_facts_that_only_end_something_meet_on_no_slot(tmp_path, mode):
     with Memory(tmp_path / "m.db", embedder="none", candidate_search=mode) as m:
         ended = m.remember("I quit working on Apollo", kind="work").fact
         with m.store.transaction(m.user) as store:
-            found = {f.id for f in m._search.candidates(store, "I quit working on Zephyr",
-                                                        "work", [], None)}
+            found = {
+                f.id
+                for f in m._search.candidates(store, "I quit working on Zephyr", "work", [], None)
+            }
         assert (ended.id in found) == (mode == "exhaustive")
         # A fact that does not only end something still asks the slots of those that do.
         assert m._search._question("I quit working on Zephyr now", "work").slot_fields == (
-            "s:", "se:")
+            "s:",
+            "se:",
+        )
         assert m._search._question("I quit working on Zephyr", "work").slot_fields == ("s:",)
         assert "se:" in {t[:3] for t in index_terms(ended.text)}
         result = m.remember("I quit working on Zephyr", kind="work")
@@ -196,14 +224,14 @@ def test_two_name_bound_facts_meet_only_through_a_name(tmp_path, mode):
         moved = m.remember("My friend Zeni moved to Maloburg", kind="location").fact
         called = m.remember("My friend is called Zeni", kind="location").fact
         opens = m.remember("Ilse is my friend", kind="location").fact
-        both = m.remember("My friend Vera moved to Osloburg, I live in Oslo",
-                          kind="location").fact
+        both = m.remember("My friend Vera moved to Osloburg, I live in Oslo", kind="location").fact
         new = "My friend Kalo moved to Tebuburg"
         with m.store.transaction(m.user) as store:
             found = {f.id for f in m._search.candidates(store, new, "location", [], None)}
             # A fact opening with a name skips the open changes too.
-            found_by_name = {f.id for f in m._search.candidates(
-                store, "Olga is my friend", "location", [], None)}
+            found_by_name = {
+                f.id for f in m._search.candidates(store, "Olga is my friend", "location", [], None)
+            }
         # A fact with a clause that states no change is not flagged, so it is still asked.
         assert found >= {called.id, both.id}
         assert (moved.id in found) == (opens.id in found) == (mode == "exhaustive")
@@ -217,7 +245,7 @@ def test_two_name_bound_facts_meet_only_through_a_name(tmp_path, mode):
 
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
 def test_initials_meet_a_name_of_at_most_one_more_letter(tmp_path, mode):
-    """"United States" may be "US" or "USA" (`_decision._initials_of`), never "Usability"."""
+    """ "United States" may be "US" or "USA" (`_decision._initials_of`), never "Usability"."""
     with Memory(tmp_path / "m.db", embedder="none", candidate_search=mode) as m:
         usa = m.remember("Paula loves the USA", kind="work").fact
         longer = m.remember("Paula loves Usability", kind="work").fact
@@ -229,8 +257,10 @@ def test_initials_meet_a_name_of_at_most_one_more_letter(tmp_path, mode):
 
 
 def test_index_sees_facts_written_by_another_connection(tmp_path):
-    with Memory(tmp_path / "m.db", embedder=Letters()) as first, \
-            Memory(tmp_path / "m.db", embedder=Letters()) as second:
+    with (
+        Memory(tmp_path / "m.db", embedder=Letters()) as first,
+        Memory(tmp_path / "m.db", embedder=Letters()) as second,
+    ):
         first.remember("Evil plans for Friday", kind="habit")
         second.recall("plans")  # loads second's vector index
         made = first.remember("I live in Berlin", kind="location").fact
@@ -268,18 +298,31 @@ def test_index_is_built_for_an_existing_store(tmp_path):
         assert m.remember("I use PostgreSQL").action == "merged"
 
 
-
 def _pool():
     from test_properties import PHRASES
 
-    pool = [t for t, _ in facts(300, 11)] + PHRASES + [
-        "The turtle follows the fish today", "The fish follows the turtle today",
-        "I quit coffee", "I drink coffee every morning", "I'm vegetarian",
-        "I started eating meat again", "My name is Ravi", "My name is Arjun", "I'm 28",
-        "I'm 35 years", "I no longer drive to work on Mondays", "I drive to work"]
+    pool = (
+        [t for t, _ in facts(300, 11)]
+        + PHRASES
+        + [
+            "The turtle follows the fish today",
+            "The fish follows the turtle today",
+            "I quit coffee",
+            "I drink coffee every morning",
+            "I'm vegetarian",
+            "I started eating meat again",
+            "My name is Ravi",
+            "My name is Arjun",
+            "I'm 28",
+            "I'm 35 years",
+            "I no longer drive to work on Mondays",
+            "I drive to work",
+        ]
+    )
     return st.sampled_from(pool)
 
 
+@pytest.mark.slow
 @settings(max_examples=3000, deadline=None)
 @given(_pool(), _pool(), st.booleans(), st.sampled_from(["fact", "tool"]))
 def test_the_analysis_gate_never_changes_a_decision(a, b, plain, kind_a):
@@ -289,6 +332,7 @@ def test_the_analysis_gate_never_changes_a_decision(a, b, plain, kind_a):
     assert gated.action == full.action, (a, b, full.reason)
 
 
+@pytest.mark.slow
 def test_bench_command_prints_the_documented_json(db):
     import json
 
@@ -296,20 +340,47 @@ def test_bench_command_prints_the_documented_json(db):
 
     from ankita.cli import cli
 
-    result = CliRunner().invoke(cli, ["--db", db, "--embedder", "none", "bench", "--facts",
-                                      "60", "--writes", "20", "--writers", "2",
-                                      "--writer-writes", "10", "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            db,
+            "--embedder",
+            "none",
+            "bench",
+            "--facts",
+            "60",
+            "--writes",
+            "20",
+            "--writers",
+            "2",
+            "--writer-writes",
+            "10",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output[result.output.index("{"):])
+    report = json.loads(result.output[result.output.index("{") :])
     assert report["backend"] == ("postgresql" if db.startswith("postgresql") else "sqlite")
     concurrent = report["concurrent"]
     assert concurrent["different_users_facts_per_s"] > 0
     assert concurrent["same_user_facts_per_s"] > 0
     run = report["runs"][0]
-    for field in ("facts", "remember_p50_ms", "remember_p95_ms", "recall_p50_ms",
-                  "recall_p95_ms", "import_facts_per_s", "peak_rss_mb", "exhaustive_speedup",
-                  "decisions_identical", "postings_load_s", "serving_peak_rss_mb",
-                  "serving_remember_p50_ms", "serving_recall_p50_ms"):
+    for field in (
+        "facts",
+        "remember_p50_ms",
+        "remember_p95_ms",
+        "recall_p50_ms",
+        "recall_p95_ms",
+        "import_facts_per_s",
+        "peak_rss_mb",
+        "exhaustive_speedup",
+        "decisions_identical",
+        "postings_load_s",
+        "serving_peak_rss_mb",
+        "serving_remember_p50_ms",
+        "serving_recall_p50_ms",
+    ):
         assert field in run, field
     assert run["facts"] == 60 and run["decisions_identical"] is True
     assert run["serving_peak_rss_mb"] > 0 and run["serving_remember_p50_ms"] > 0
@@ -333,8 +404,13 @@ def test_the_serving_process_writes_and_recalls_on_the_built_store(tmp_path):
     place = str(tmp_path / "built.db")
     with Memory(place, embedder="none") as memory:
         memory.remember("I live in Lyon")
-    served = _serving(place, "none", "auto", [("I drink tea at noon", "fact"),
-                                              ("I live in Lyon", "fact")], ["Lyon", "tea"])
+    served = _serving(
+        place,
+        "none",
+        "auto",
+        [("I drink tea at noon", "fact"), ("I live in Lyon", "fact")],
+        ["Lyon", "tea"],
+    )
     assert len(served["remember_ms"]) == 2 and len(served["recall_ms"]) == 2
     assert served["peak_rss_mb"] > 0
     with Memory(place, embedder="none") as memory:
@@ -343,13 +419,15 @@ def test_the_serving_process_writes_and_recalls_on_the_built_store(tmp_path):
         assert [f.mentions for f in facts if f.text == "I live in Lyon"] == [2]
 
 
+@pytest.mark.slow
 def test_the_reference_runs_in_parts_and_still_reads_every_write(db):
     """Cut in parts that run side by side, each from a copy of the store as the index left
     it, the reference still decides every write; a part that decided otherwise shows."""
     assert _parts(7, 3) == [(0, 3), (3, 6), (6, 7)] and _parts(0, 2) == []
     assert _parts(5, 1) == [(0, 5)]
-    run = run_size(120, "none", 40, 40, server=db if db.startswith("postgresql") else None,
-                   workers=2)
+    run = run_size(
+        120, "none", 40, 40, server=db if db.startswith("postgresql") else None, workers=2
+    )
     assert run["exhaustive_parts"] == 2 and run["decisions_compared"] == 40
     assert run["decisions_identical"] is True and run["exhaustive_speedup"] > 0
 
@@ -359,12 +437,23 @@ def test_the_text_cache_size_is_checked_when_ankita_is_imported():
     import sys
 
     for bad in ("abc", "10", "-5", "\u00b2"):
-        done = subprocess.run([sys.executable, "-c", "import ankita"], capture_output=True,
-                              text=True, env={**os.environ, "ANKITA_TEXT_CACHE": bad})
+        done = subprocess.run(
+            [sys.executable, "-c", "import ankita"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ANKITA_TEXT_CACHE": bad},
+        )
         assert done.returncode != 0 and "ANKITA_TEXT_CACHE must be a whole number" in done.stderr
-    done = subprocess.run([sys.executable, "-c", "import ankita._text as t; "
-                           "print(t.TEXT_CACHE, t.WORDS_CACHE)"], capture_output=True,
-                          text=True, env={**os.environ, "ANKITA_TEXT_CACHE": "200000"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import ankita.analysis._text as t; print(t.TEXT_CACHE, t.WORDS_CACHE)",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ANKITA_TEXT_CACHE": "200000"},
+    )
     assert done.stdout.split() == ["200000", "200000"]
 
 
@@ -374,9 +463,23 @@ def test_bench_plots_latency_against_store_size(tmp_path):
     from ankita.cli import cli
 
     chart = tmp_path / "latency.png"
-    result = CliRunner().invoke(cli, ["--embedder", "none", "bench", "--facts", "30,60",
-                                      "--writes", "10", "--writers", "0", "--plot", str(chart),
-                                      "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--embedder",
+            "none",
+            "bench",
+            "--facts",
+            "30,60",
+            "--writes",
+            "10",
+            "--writers",
+            "0",
+            "--plot",
+            str(chart),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -183,8 +183,14 @@ def test_silent_replies_are_recorded_and_post_nothing(tmp_path, clock):
 
 def test_heartbeats_keep_their_active_hours(tmp_path, clock):
     s = scheduler(tmp_path, clock)
-    s.add("check-in", "every 1h", "Hi", kind="heartbeat", tz="Europe/Berlin",
-          active_hours="08:00-22:00")
+    s.add(
+        "check-in",
+        "every 1h",
+        "Hi",
+        kind="heartbeat",
+        tz="Europe/Berlin",
+        active_hours="08:00-22:00",
+    )
     clock.advance(hours=1)  # 07:00 UTC is 08:00 in Berlin: inside
     assert [r.status for r in s.tick()] == ["ok"]
     clock.now = datetime(2026, 3, 2, 21, 0, tzinfo=timezone.utc)  # 22:00 in Berlin
@@ -203,11 +209,17 @@ def test_cron_and_at_schedules_in_a_time_zone(tmp_path, clock):
     assert {job.name: state for job, state in s.jobs()}["dentist"]["next_run_at"] is None
 
 
-@pytest.mark.parametrize("schedule,tz,message", [
-    ("every 5", "UTC", "every takes"), ("every 2s", "UTC", "at least 10 seconds"),
-    ("cron 61 * * * *", "UTC", "not a cron expression"), ("at tomorrow", "UTC", "ISO time"),
-    ("sometimes", "UTC", "a schedule is"), ("every 1h", "Mars/Olympus", "unknown time zone"),
-])
+@pytest.mark.parametrize(
+    "schedule,tz,message",
+    [
+        ("every 5", "UTC", "every takes"),
+        ("every 2s", "UTC", "at least 10 seconds"),
+        ("cron 61 * * * *", "UTC", "not a cron expression"),
+        ("at tomorrow", "UTC", "ISO time"),
+        ("sometimes", "UTC", "a schedule is"),
+        ("every 1h", "Mars/Olympus", "unknown time zone"),
+    ],
+)
 def test_bad_schedules_are_refused(tmp_path, clock, schedule, tz, message):
     s = scheduler(tmp_path, clock)
     with pytest.raises(InvalidInput, match=message):
@@ -218,14 +230,26 @@ def test_bad_schedules_are_refused(tmp_path, clock, schedule, tz, message):
 def test_the_tasks_commands_show_a_finished_run_at_once(tmp_path, monkeypatch):
     monkeypatch.setenv("ANKITA_TASKS_DB", str(tmp_path / "tasks.db"))
     runner = CliRunner()
-    added = runner.invoke(cli, ["tasks", "add", "conflicts", "--every", "1d", "--action",
-                                "conflicts", "--json"])
+    added = runner.invoke(
+        cli, ["tasks", "add", "conflicts", "--every", "1d", "--action", "conflicts", "--json"]
+    )
     assert added.exit_code == 0, added.output
     job_id = json.loads(added.output)["id"]
     listed = json.loads(runner.invoke(cli, ["tasks", "list", "--json"]).output)
     assert listed[0]["name"] == "conflicts" and listed[0]["next_run_at"]
-    ran = runner.invoke(cli, ["--db", str(tmp_path / "m.db"), "--embedder", "none", "tasks",
-                              "run-now", job_id, "--json"])
+    ran = runner.invoke(
+        cli,
+        [
+            "--db",
+            str(tmp_path / "m.db"),
+            "--embedder",
+            "none",
+            "tasks",
+            "run-now",
+            job_id,
+            "--json",
+        ],
+    )
     assert ran.exit_code == 0, ran.output
     assert json.loads(ran.output)["status"] == "ok"
     runs = json.loads(runner.invoke(cli, ["tasks", "runs", "--json"]).output)
@@ -252,14 +276,24 @@ def test_a_heartbeat_never_interrupts_a_live_conversation_turn(tmp_path, clock):
 
     fake = FakeModel(brain)
     transcripts = Transcripts(tmp_path / "chat.db")
-    chat = Companion(Memory(tmp_path / "m.db", embedder="none"),
-                     open_model(ModelSettings(provider="openai", base_url=fake.url("openai"),
-                                              model="fake", timeout_s=10)),
-                     Persona.default(), transcripts)
+    chat = Companion(
+        Memory(tmp_path / "m.db", embedder="none"),
+        open_model(
+            ModelSettings(
+                provider="openai", base_url=fake.url("openai"), model="fake", timeout_s=10
+            )
+        ),
+        Persona.default(),
+        transcripts,
+    )
     watcher = Transcripts(tmp_path / "chat.db")  # as another process would see it
     beats = []
-    s = scheduler(tmp_path, clock, lambda job: beats.append(job.id) or "Just checking in!",
-                  busy=lambda: watcher.busy(datetime.now(timezone.utc)))
+    s = scheduler(
+        tmp_path,
+        clock,
+        lambda job: beats.append(job.id) or "Just checking in!",
+        busy=lambda: watcher.busy(datetime.now(timezone.utc)),
+    )
     s.add("check-in", "every 30m", "Check in", kind="heartbeat")
     talking = threading.Thread(target=chat.send, args=("Tell me a story",))
     talking.start()
@@ -278,17 +312,22 @@ def test_a_prompt_task_asks_the_companion_with_its_memory(tmp_path, monkeypatch)
     from fakemodel import FakeModel
 
     fake = FakeModel()
-    for name, value in {"ANKITA_TASKS_DB": tmp_path / "tasks.db",
-                        "ANKITA_CHAT_DB": tmp_path / "chat.db",
-                        "ANKITA_CHAT_URL": fake.url("ollama"),
-                        "ANKITA_CHAT_MODEL": "fake"}.items():
+    for name, value in {
+        "ANKITA_TASKS_DB": tmp_path / "tasks.db",
+        "ANKITA_CHAT_DB": tmp_path / "chat.db",
+        "ANKITA_CHAT_URL": fake.url("ollama"),
+        "ANKITA_CHAT_MODEL": "fake",
+    }.items():
         monkeypatch.setenv(name, str(value))
     with Memory(tmp_path / "m.db", user="sam", embedder="none") as memory:
         memory.remember("I live in Lyon")
     runner = CliRunner()
     base = ["--db", str(tmp_path / "m.db"), "--user", "sam", "--embedder", "none", "tasks"]
-    job = json.loads(runner.invoke(cli, [*base, "add", "where", "--every", "1d", "--prompt",
-                                         "Where do I live?", "--json"]).output)
+    job = json.loads(
+        runner.invoke(
+            cli, [*base, "add", "where", "--every", "1d", "--prompt", "Where do I live?", "--json"]
+        ).output
+    )
     run = json.loads(runner.invoke(cli, [*base, "run-now", job["id"], "--json"]).output)
     assert run["status"] == "ok" and run["output"] == "From what I remember: I live in Lyon."
     fake.stop()

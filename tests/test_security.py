@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from ankita import InvalidInput, Memory
-from ankita._mcp import screen
-from ankita._server import create_app, create_token
-from ankita._sql import open_store
 from ankita._validate import validate_id, validate_kind, validate_user
 from ankita.cli import cli
+from ankita.server._mcp import screen
+from ankita.server._server import create_app, create_token
+from ankita.store._open import open_store
 from hostile import snapshot
 from live import LiveServer
 
@@ -41,26 +41,38 @@ def mode(path) -> int:
 
 # -- a web page in the user's browser ---------------------------------------------------------
 
+
 def test_a_cross_site_request_changes_nothing(open_server):
     server, path = open_server
     before = snapshot(path)
     evil = {"Origin": "http://evil.example"}
     # A form post needs no preflight, so a page can send it; ids are small, so it could guess.
-    refused = httpx.post(server.url + "/v1/undo/1", headers={
-        **evil, "Content-Type": "application/x-www-form-urlencoded"}, content=b"a=1")
+    refused = httpx.post(
+        server.url + "/v1/undo/1",
+        headers={**evil, "Content-Type": "application/x-www-form-urlencoded"},
+        content=b"a=1",
+    )
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "cross_origin"
     assert httpx.post(server.url + "/v1/undo/1", headers=evil).status_code == 403
-    assert httpx.post(server.url + "/v1/facts", headers=evil,
-                      json={"text": "I live in Paris"}).status_code == 403
+    assert (
+        httpx.post(
+            server.url + "/v1/facts", headers=evil, json={"text": "I live in Paris"}
+        ).status_code
+        == 403
+    )
     assert httpx.delete(server.url + "/v1/facts/x", headers=evil).status_code == 403
     # Without an Origin (curl, scripts), a body that is not JSON is refused too.
-    plain = httpx.post(server.url + "/v1/facts", content=b'{"text": "I live in Paris"}',
-                       headers={"Content-Type": "text/plain"})
+    plain = httpx.post(
+        server.url + "/v1/facts",
+        content=b'{"text": "I live in Paris"}',
+        headers={"Content-Type": "text/plain"},
+    )
     assert plain.status_code == 415 and plain.json()["error"]["code"] == "not_json"
     assert snapshot(path) == before
     # The review page's own requests come from the server's origin, and pass.
-    same = httpx.post(server.url + "/v1/facts", json={"text": "I live in Paris"},
-                      headers={"Origin": server.url})
+    same = httpx.post(
+        server.url + "/v1/facts", json={"text": "I live in Paris"}, headers={"Origin": server.url}
+    )
     assert same.status_code == 200, same.text
 
 
@@ -81,8 +93,10 @@ def test_no_page_loads_scripts_from_elsewhere(open_server):
     assert httpx.get(server.url + "/redoc").status_code == 404
     page = httpx.get(server.url + "/")
     assert "cdn" not in page.text.lower()
-    assert "default-src 'self'" in page.headers["content-security-policy"] or \
-        "default-src 'none'" in page.headers["content-security-policy"]
+    assert (
+        "default-src 'self'" in page.headers["content-security-policy"]
+        or "default-src 'none'" in page.headers["content-security-policy"]
+    )
 
 
 def test_revoking_the_last_token_does_not_reopen_a_running_server(tmp_path):
@@ -98,25 +112,37 @@ def test_revoking_the_last_token_does_not_reopen_a_running_server(tmp_path):
         token_id = json.loads(listed.output)[0]["id"]
         assert runner.invoke(cli, ["--db", str(path), "token", "revoke", token_id]).exit_code == 0
         assert httpx.get(server.url + "/v1/facts").status_code == 401
-        assert httpx.get(server.url + "/v1/facts",
-                         headers={"Authorization": f"Bearer {token}"}).status_code == 401
+        assert (
+            httpx.get(
+                server.url + "/v1/facts", headers={"Authorization": f"Bearer {token}"}
+            ).status_code
+            == 401
+        )
     finally:
         server.stop()
 
 
 # -- whole strings at every door --------------------------------------------------------------
 
-@pytest.mark.parametrize("check, value", [
-    (validate_user, "alice\n"), (validate_kind, "fact\n"), (validate_id, "abc\n"),
-    (validate_user, "alice\r\n")])
+
+@pytest.mark.parametrize(
+    "check, value",
+    [
+        (validate_user, "alice\n"),
+        (validate_kind, "fact\n"),
+        (validate_id, "abc\n"),
+        (validate_user, "alice\r\n"),
+    ],
+)
 def test_a_trailing_newline_is_not_part_of_a_name(check, value):
     with pytest.raises(InvalidInput):
         check(value)
 
 
 def test_a_second_alice_cannot_be_made(tmp_path):
-    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "m.db"), "token", "create",
-                                      "--user", "alice\n"])
+    result = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "m.db"), "token", "create", "--user", "alice\n"]
+    )
     assert result.exit_code == 2 and "user must be" in result.output
     assert open_store(tmp_path / "m.db").token_count() == 0
 
@@ -125,48 +151,79 @@ def test_lone_surrogates_and_nul_are_400_over_http(open_server):
     server, path = open_server
     before = snapshot(path)
     with httpx.Client(base_url=server.url) as client:
-        sent = [("/v1/facts", '{"text": "I like tea", "source": "chat \\ud800"}'),
-                ("/v1/facts", '{"text": "I like tea", "source": "chat \\u0000"}'),
-                ("/v1/recall", '{"query": "tea \\udfff"}'),
-                ("/v1/recall", '{"query": "tea \\u0000"}'),
-                ("/v1/recall", json.dumps({"query": "tea " * 1000}))]
+        sent = [
+            ("/v1/facts", '{"text": "I like tea", "source": "chat \\ud800"}'),
+            ("/v1/facts", '{"text": "I like tea", "source": "chat \\u0000"}'),
+            ("/v1/recall", '{"query": "tea \\udfff"}'),
+            ("/v1/recall", '{"query": "tea \\u0000"}'),
+            ("/v1/recall", json.dumps({"query": "tea " * 1000})),
+        ]
         for route, body in sent:
-            response = client.post(route, content=body.encode(),
-                                   headers={"Content-Type": "application/json"})
+            response = client.post(
+                route, content=body.encode(), headers={"Content-Type": "application/json"}
+            )
             assert response.status_code == 400, (route, body[:40], response.text)
             assert response.json()["error"]["code"] == "invalid_input"
         assert client.get("/v1/facts", params={"q": "a\x00b"}).status_code == 400
         card = '{"card": {"name": "Ankita", "description": "kind \\ud800"}}'
-        assert client.put("/v1/persona", content=card.encode(),
-                          headers={"Content-Type": "application/json"}).status_code == 400
+        assert (
+            client.put(
+                "/v1/persona", content=card.encode(), headers={"Content-Type": "application/json"}
+            ).status_code
+            == 400
+        )
     assert snapshot(path) == before
 
 
 def test_undecodable_arguments_are_exit_2_not_tracebacks(tmp_path):
     path = str(tmp_path / "m.db")
-    for argv in ([b"recall", b"tea \xff"], [b"remember", b"I like tea", b"--source", b"\xff"],
-                 [b"remember", b"tea \xed\xa0\x80"], [b"--user", b"al\xffice", b"list"]):
-        done = subprocess.run([sys.executable.encode(), b"-m", b"ankita", b"--db", path.encode(),
-                               b"--embedder", b"none", *argv], capture_output=True)
+    for argv in (
+        [b"recall", b"tea \xff"],
+        [b"remember", b"I like tea", b"--source", b"\xff"],
+        [b"remember", b"tea \xed\xa0\x80"],
+        [b"--user", b"al\xffice", b"list"],
+    ):
+        done = subprocess.run(
+            [
+                sys.executable.encode(),
+                b"-m",
+                b"ankita",
+                b"--db",
+                path.encode(),
+                b"--embedder",
+                b"none",
+                *argv,
+            ],
+            capture_output=True,
+        )
         assert done.returncode == 2, (argv, done.stderr)
         assert b"Traceback" not in done.stderr, (argv, done.stderr)
     with Memory(path, embedder="none") as memory:
         assert memory.list() == []
 
 
-@pytest.mark.parametrize("line, code, request_id", [
-    ("not json\n", -32700, None),
-    ('{"jsonrpc": "2.0", "id": 3, "method": "x"\n', -32700, None),
-    ('{"jsonrpc": "2.0", "id": "a\x00b", "method": "tools/list"}\n', -32700, None),
-    ("[1, 2]\n", -32600, None),
-    ('{"jsonrpc": "1.0", "id": 4, "method": "tools/list"}\n', -32600, 4),
-    ('{"jsonrpc": "2.0", "id": 5}\n', -32600, 5),
-    ('{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}\n', -32600, None),
-    ('{"jsonrpc": "2.0", "id": null, "method": "tools/list"}\n', -32600, None),
-    ('{"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {"a": '
-     + "[" * 100 + "]" * 100 + "}}\n", -32600, 6),
-    ("[" * 100000 + "]" * 100000 + "\n", -32700, None),
-])
+@pytest.mark.parametrize(
+    "line, code, request_id",
+    [
+        ("not json\n", -32700, None),
+        ('{"jsonrpc": "2.0", "id": 3, "method": "x"\n', -32700, None),
+        ('{"jsonrpc": "2.0", "id": "a\x00b", "method": "tools/list"}\n', -32700, None),
+        ("[1, 2]\n", -32600, None),
+        ('{"jsonrpc": "1.0", "id": 4, "method": "tools/list"}\n', -32600, 4),
+        ('{"jsonrpc": "2.0", "id": 5}\n', -32600, 5),
+        ('{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}\n', -32600, None),
+        ('{"jsonrpc": "2.0", "id": null, "method": "tools/list"}\n', -32600, None),
+        (
+            '{"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {"a": '
+            + "[" * 100
+            + "]" * 100
+            + "}}\n",
+            -32600,
+            6,
+        ),
+        ("[" * 100000 + "]" * 100000 + "\n", -32700, None),
+    ],
+)
 def test_every_malformed_mcp_line_gets_a_json_rpc_error(line, code, request_id):
     passed, answer = screen(line)
     assert passed is None
@@ -181,15 +238,38 @@ def test_a_well_formed_mcp_line_passes_unchanged():
 
 
 def test_the_mcp_server_answers_a_malformed_line_and_goes_on(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "ankita", "--db", str(tmp_path / "m.db"),
-                             "--embedder", "none", "mcp"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ankita",
+            "--db",
+            str(tmp_path / "m.db"),
+            "--embedder",
+            "none",
+            "mcp",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     try:
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}}
-        lines = [json.dumps(init).encode(), b"{broken", b'{"jsonrpc": "2.0", "id": 2}',
-                 json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).encode()]
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        lines = [
+            json.dumps(init).encode(),
+            b"{broken",
+            b'{"jsonrpc": "2.0", "id": 2}',
+            json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).encode(),
+        ]
         proc.stdin.write(b"\n".join(lines) + b"\n")
         proc.stdin.flush()
         replies = [json.loads(proc.stdout.readline()) for _ in range(4)]
@@ -204,6 +284,7 @@ def test_the_mcp_server_answers_a_malformed_line_and_goes_on(tmp_path):
 
 
 # -- crafted exports --------------------------------------------------------------------------
+
 
 def exported(tmp_path, name="alice"):
     path = tmp_path / f"{name}.db"
@@ -220,8 +301,9 @@ def write_dump(tmp_path, rows):
 
 
 def import_dump(db, file, user="alice"):
-    return CliRunner().invoke(cli, ["--db", str(db), "--embedder", "none", "--user", user,
-                                    "import", str(file)])
+    return CliRunner().invoke(
+        cli, ["--db", str(db), "--embedder", "none", "--user", user, "import", str(file)]
+    )
 
 
 def test_event_ids_are_renumbered_so_a_forged_one_cannot_exhaust_the_sequence(tmp_path):
@@ -270,8 +352,9 @@ def test_a_damaged_text_stops_nothing_and_doctor_names_it(tmp_path):
         good = memory.remember("I live in Berlin").fact.id
         bad = memory.remember("I like green tea").fact.id
     db = sqlite3.connect(path)
-    db.execute("UPDATE facts SET text = CAST(X'49206C696B6520FF20746561' AS TEXT) WHERE id = ?",
-               (bad,))
+    db.execute(
+        "UPDATE facts SET text = CAST(X'49206C696B6520FF20746561' AS TEXT) WHERE id = ?", (bad,)
+    )
     db.commit()
     db.close()
     runner = CliRunner()
@@ -293,6 +376,7 @@ def test_a_damaged_text_stops_nothing_and_doctor_names_it(tmp_path):
 
 # -- files ------------------------------------------------------------------------------------
 
+
 def test_every_file_is_private_under_a_permissive_umask(tmp_path, monkeypatch):
     old = os.umask(0o022)
     try:
@@ -310,8 +394,12 @@ def test_every_file_is_private_under_a_permissive_umask(tmp_path, monkeypatch):
         assert mode(tmp_path / "copy.db") == 0o600
         runner = CliRunner()
         out = tmp_path / "export.jsonl"
-        assert runner.invoke(cli, ["--db", str(path), "--embedder", "none", "export", "-o",
-                                   str(out)]).exit_code == 0
+        assert (
+            runner.invoke(
+                cli, ["--db", str(path), "--embedder", "none", "export", "-o", str(out)]
+            ).exit_code
+            == 0
+        )
         assert mode(out) == 0o600
         set_name = runner.invoke(cli, ["persona", "set", "name", "Asha"])
         assert set_name.exit_code == 0, set_name.output
@@ -331,17 +419,38 @@ def _limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))  # over SQLite's 32 KB shm
 
 
+@pytest.mark.slow
 def test_a_failed_export_leaves_the_previous_one_whole(tmp_path):
     path = tmp_path / "m.db"
     with Memory(path, embedder="none") as memory:
-        memory.remember_many([{"text": f"My friend number {i} lives in town {i} near the "
-                                        f"river, and visits every {i % 7} days"}
-                              for i in range(300)])
+        memory.remember_many(
+            [
+                {
+                    "text": f"My friend number {i} lives in town {i} near the "
+                    f"river, and visits every {i % 7} days"
+                }
+                for i in range(300)
+            ]
+        )
     out = tmp_path / "export.jsonl"
     out.write_text("the previous export\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "ankita", "--db", str(path), "--embedder",
-                           "none", "export", "-o", str(out)], capture_output=True, text=True,
-                          preexec_fn=_limit_file_size)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ankita",
+            "--db",
+            str(path),
+            "--embedder",
+            "none",
+            "export",
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        preexec_fn=_limit_file_size,
+    )
     assert done.returncode == 5, (done.stdout, done.stderr[-500:])
     assert "Traceback" not in done.stderr and "unchanged" in done.stderr
     assert out.read_text(encoding="utf-8") == "the previous export\n"
@@ -350,6 +459,7 @@ def test_a_failed_export_leaves_the_previous_one_whole(tmp_path):
 
 # -- per-user state ---------------------------------------------------------------------------
 
+
 def test_one_users_chat_is_not_resumed_by_another(tmp_path):
     from ankita.companion import Companion, ModelSettings, Persona, Transcripts, open_model
     from fakemodel import FakeModel
@@ -357,12 +467,14 @@ def test_one_users_chat_is_not_resumed_by_another(tmp_path):
     fake = FakeModel()
     transcripts = Transcripts(tmp_path / "chat.db")
     try:
-        settings = ModelSettings(provider="ollama", base_url=fake.url("ollama"), model="fake",
-                                 timeout_s=10)
+        settings = ModelSettings(
+            provider="ollama", base_url=fake.url("ollama"), model="fake", timeout_s=10
+        )
         for user, said in (("alice", "My bank PIN is 4321"), ("bob", "Hello there")):
             with Memory(tmp_path / "memory.db", user=user, embedder="none") as memory:
-                Companion(memory, open_model(settings), Persona.default(), transcripts,
-                          session="default").send(said)
+                Companion(
+                    memory, open_model(settings), Persona.default(), transcripts, session="default"
+                ).send(said)
         bobs = [m["content"] for m in fake.requests[-1]["messages"]]
         assert "Hello there" in bobs[-1]
         assert not any("4321" in str(content) for content in bobs)
@@ -372,6 +484,7 @@ def test_one_users_chat_is_not_resumed_by_another(tmp_path):
 
 
 # -- resources --------------------------------------------------------------------------------
+
 
 def open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
@@ -386,11 +499,16 @@ def test_many_users_do_not_exhaust_file_descriptors(tmp_path):
     server = LiveServer(app)
     try:
         with httpx.Client(base_url=server.url, timeout=10) as client:
+
             def round_of_requests():
                 for token in tokens:
-                    response = client.post("/v1/facts", json={"text": "I like tea"},
-                                           headers={"Authorization": f"Bearer {token}"})
+                    response = client.post(
+                        "/v1/facts",
+                        json={"text": "I like tea"},
+                        headers={"Authorization": f"Bearer {token}"},
+                    )
                     assert response.status_code == 200, response.text
+
             round_of_requests()
             after_one = open_descriptors()
             round_of_requests()
@@ -419,12 +537,12 @@ def test_conflicts_come_a_page_at_a_time(tmp_path):
         response = httpx.get(server.url + "/v1/conflicts", params={"limit": 2})
         assert response.status_code == 200 and len(response.json()) == 2
         assert response.headers["x-total-count"] == str(len(every))
-        assert httpx.get(server.url + "/v1/conflicts",
-                         params={"limit": 10**6}).status_code == 422
+        assert httpx.get(server.url + "/v1/conflicts", params={"limit": 10**6}).status_code == 422
     finally:
         server.stop()
-    shown = CliRunner().invoke(cli, ["--db", str(path), "--embedder", "none", "conflicts",
-                                     "--limit", "1"])
+    shown = CliRunner().invoke(
+        cli, ["--db", str(path), "--embedder", "none", "conflicts", "--limit", "1"]
+    )
     assert shown.exit_code == 0 and f"1 of {len(every)} pairs shown" in shown.output
 
 
@@ -435,9 +553,22 @@ def test_sigterm_stops_the_server_in_seconds(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "ankita", "--db", str(tmp_path / "m.db"),
-                             "--embedder", "none", "serve", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ankita",
+            "--db",
+            str(tmp_path / "m.db"),
+            "--embedder",
+            "none",
+            "serve",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:

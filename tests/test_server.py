@@ -4,8 +4,8 @@ import httpx
 import pytest
 
 from ankita import ConfigError, Memory
-from ankita._server import check_bind, create_app, create_token
-from ankita._sql import open_store
+from ankita.server._server import check_bind, create_app, create_token
+from ankita.store._open import open_store
 from live import LiveServer
 
 
@@ -26,15 +26,17 @@ def live(db, tokens):
 
 @pytest.fixture
 def alice(live, tokens):
-    with httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {tokens['alice']}"},
-                      timeout=10) as client:
+    with httpx.Client(
+        base_url=live.url, headers={"Authorization": f"Bearer {tokens['alice']}"}, timeout=10
+    ) as client:
         yield client
 
 
 @pytest.fixture
 def bob(live, tokens):
-    with httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {tokens['bob']}"},
-                      timeout=10) as client:
+    with httpx.Client(
+        base_url=live.url, headers={"Authorization": f"Bearer {tokens['bob']}"}, timeout=10
+    ) as client:
         yield client
 
 
@@ -56,8 +58,11 @@ def test_every_route(alice):
     assert a["action"] == "created"
     merged = ok(alice.post("/v1/facts", json={"text": "I live in Berlin", "kind": "location"}))
     assert merged["action"] == "merged"
-    b = ok(alice.post("/v1/facts", json={"text": "I live in Munich", "kind": "location",
-                                         "source": "chat"}))
+    b = ok(
+        alice.post(
+            "/v1/facts", json={"text": "I live in Munich", "kind": "location", "source": "chat"}
+        )
+    )
     assert b["action"] == "conflict"
     aid, bid = a["fact"]["id"], b["fact"]["id"]
     assert {f["id"] for f in ok(alice.get("/v1/facts"))} == {aid, bid}
@@ -77,7 +82,9 @@ def test_every_route(alice):
     assert kept["id"] == bid
     assert [f["id"] for f in ok(alice.get("/v1/facts"))] == [bid]
     assert {f["status"] for f in ok(alice.get("/v1/facts", params={"all": True}))} == {
-        "active", "superseded"}
+        "active",
+        "superseded",
+    }
     forgotten = ok(alice.delete(f"/v1/facts/{bid}"))
     assert forgotten["id"] == bid
     assert ok(alice.get(f"/v1/facts/{bid}/history"))[-1]["type"] == "forget"
@@ -99,9 +106,12 @@ def test_users_never_reach_each_others_facts(alice, bob, db):
     event = ok(alice.get(f"/v1/facts/{fid}/history"))[0]["id"]
     assert ok(bob.get("/v1/facts")) == []
     for method, path, body in [
-        ("GET", f"/v1/facts/{fid}", None), ("DELETE", f"/v1/facts/{fid}", None),
-        ("POST", f"/v1/facts/{fid}/pin", None), ("GET", f"/v1/facts/{fid}/history", None),
-        ("POST", f"/v1/undo/{event}", None), ("DELETE", f"/v1/conflicts/{fid}/{other}", None),
+        ("GET", f"/v1/facts/{fid}", None),
+        ("DELETE", f"/v1/facts/{fid}", None),
+        ("POST", f"/v1/facts/{fid}/pin", None),
+        ("GET", f"/v1/facts/{fid}/history", None),
+        ("POST", f"/v1/undo/{event}", None),
+        ("DELETE", f"/v1/conflicts/{fid}/{other}", None),
         ("POST", f"/v1/conflicts/{fid}/{other}/resolve", {"keep": fid}),
     ]:
         response = bob.request(method, path, json=body)
@@ -112,14 +122,17 @@ def test_users_never_reach_each_others_facts(alice, bob, db):
         assert len(m.conflicts()) == 1 and not m.get(fid).pinned
 
 
-@pytest.mark.parametrize("body,status,code", [
-    ({"text": ""}, 400, "invalid_input"),
-    ({"text": "x" * 2001}, 400, "invalid_input"),
-    ({"text": "ok", "kind": "../etc"}, 400, "invalid_input"),
-    ({"text": "ok", "surprise": 1}, 422, "invalid_request"),
-    ({"text": 42}, 422, "invalid_request"),
-    ({}, 422, "invalid_request"),
-])
+@pytest.mark.parametrize(
+    "body,status,code",
+    [
+        ({"text": ""}, 400, "invalid_input"),
+        ({"text": "x" * 2001}, 400, "invalid_input"),
+        ({"text": "ok", "kind": "../etc"}, 400, "invalid_input"),
+        ({"text": "ok", "surprise": 1}, 422, "invalid_request"),
+        ({"text": 42}, 422, "invalid_request"),
+        ({}, 422, "invalid_request"),
+    ],
+)
 def test_bad_input_is_refused_and_changes_nothing(alice, body, status, code):
     response = alice.post("/v1/facts", json=body)
     assert response.status_code == status
@@ -129,11 +142,11 @@ def test_bad_input_is_refused_and_changes_nothing(alice, body, status, code):
 
 
 def test_bad_json_and_huge_bodies(alice):
-    broken = alice.post("/v1/facts", content=b"{nope", headers={"Content-Type":
-                                                                "application/json"})
+    broken = alice.post("/v1/facts", content=b"{nope", headers={"Content-Type": "application/json"})
     assert broken.status_code == 422
-    huge = alice.post("/v1/facts", content=b"x" * 100_000,
-                      headers={"Content-Type": "application/json"})
+    huge = alice.post(
+        "/v1/facts", content=b"x" * 100_000, headers={"Content-Type": "application/json"}
+    )
     assert huge.status_code == 413 and huge.json()["error"]["code"] == "too_large"
     assert ok(alice.get("/v1/facts")) == []
 
@@ -178,11 +191,13 @@ def test_listing_search_limit_stale_and_me(alice, bob):
     assert found[0]["stale"] is False
     # '%' and '_' are plain characters, not LIKE wildcards.
     assert [f["text"] for f in ok(alice.get("/v1/facts", params={"q": "0%_p"}))] == [
-        "I use 100%_pure soap"]
+        "I use 100%_pure soap"
+    ]
     assert ok(alice.get("/v1/facts", params={"q": "%"}))[0]["text"] == "I use 100%_pure soap"
     assert len(ok(alice.get("/v1/facts", params={"limit": 2}))) == 2
-    assert ok(alice.get("/v1/facts", params={"limit": 0}), 422)["error"]["code"] == \
-        "invalid_request"
+    assert (
+        ok(alice.get("/v1/facts", params={"limit": 0}), 422)["error"]["code"] == "invalid_request"
+    )
     assert ok(bob.get("/v1/facts", params={"q": "tea"})) == []
 
 
@@ -199,8 +214,9 @@ def test_conflicts_carry_the_score_and_reason_that_flagged_them(alice):
 def owner(db, tokens):
     """A server run as alice (`ankita --user alice serve`): the companion's card is hers."""
     server = LiveServer(create_app(db, default_user="alice", embedder="none"))
-    with httpx.Client(base_url=server.url, timeout=10,
-                      headers={"Authorization": f"Bearer {tokens['alice']}"}) as client:
+    with httpx.Client(
+        base_url=server.url, timeout=10, headers={"Authorization": f"Bearer {tokens['alice']}"}
+    ) as client:
         yield server, client
     server.stop()
 
@@ -218,14 +234,21 @@ def test_the_personality_card_over_http(owner, tokens):
     card["data"]["extensions"]["ankita"]["teasing"] = "cruel"
     refused = alice.put("/v1/persona", json={"card": card})
     assert refused.status_code == 400 and "teasing must be one of" in refused.text
-    assert ok(alice.get("/v1/persona"))["data"]["extensions"]["ankita"].get("teasing") != \
-        "cruel"
+    assert ok(alice.get("/v1/persona"))["data"]["extensions"]["ankita"].get("teasing") != "cruel"
     # Bob's token reaches bob's facts, not the companion's card or tasks.
     bob = {"Authorization": f"Bearer {tokens['bob']}"}
-    for method, route in (("GET", "/v1/persona"), ("PUT", "/v1/persona"),
-                          ("GET", "/v1/tasks"), ("GET", "/v1/tasks/runs")):
-        response = httpx.request(method, server.url + route, headers=bob,
-                                 json={"card": card} if method == "PUT" else None)
+    for method, route in (
+        ("GET", "/v1/persona"),
+        ("PUT", "/v1/persona"),
+        ("GET", "/v1/tasks"),
+        ("GET", "/v1/tasks/runs"),
+    ):
+        response = httpx.request(
+            method,
+            server.url + route,
+            headers=bob,
+            json={"card": card} if method == "PUT" else None,
+        )
         assert response.status_code == 403, (route, response.text)
         assert response.json()["error"]["code"] == "forbidden"
     assert ok(alice.get("/v1/persona"))["data"]["name"] == "Mira"

@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ankita._similarity import _match_in_order, lexical_score, match_words, words_match
-from ankita._text import acronyms, content_words, statements
+from ankita.analysis._similarity import _match_in_order, lexical_score, match_words, words_match
+from ankita.analysis._text import acronyms, content_words, statements
 
 
 def test_filler_words_are_dropped():
@@ -34,8 +34,9 @@ def test_containment_fires_for_a_repeated_preference_with_more_words():
 
 def test_containment_decays_with_the_extra_words_and_faster_for_short_facts():
     # Three words inside seven still merge (0.85); two words inside five do not.
-    three = lexical_score("I restore wooden boats",
-                          "Saturday I restore wooden boats with friends near home")
+    three = lexical_score(
+        "I restore wooden boats", "Saturday I restore wooden boats with friends near home"
+    )
     assert three.winner == "containment" and three.score == 0.85
     two = lexical_score("I use Postgres at work", "Postgres at work runs on version 16")
     assert two.containment == 1 - 0.15 * 3 / 2 and two.score < 0.85
@@ -79,19 +80,28 @@ def test_a_fact_restated_in_one_sentence_of_a_chat_turn_is_contained():
     assert s.winner == "sentence_containment" and s.score >= 0.85
     assert lexical_score(turn, fact).score == s.score  # symmetric
     # One sentence of the turn that restates part of a longer stored fact counts the same way.
-    assert lexical_score("I keep bees and grow tomatoes in my garden",
-                         "So much rain this week! I keep bees in my garden.").score >= 0.85
+    assert (
+        lexical_score(
+            "I keep bees and grow tomatoes in my garden",
+            "So much rain this week! I keep bees in my garden.",
+        ).score
+        >= 0.85
+    )
 
 
 def test_sentence_containment_needs_two_sentences_and_two_words():
-    whole = lexical_score("I keep bees in my garden",
-                          "I keep bees in my garden and the neighbours complain about them")
+    whole = lexical_score(
+        "I keep bees in my garden",
+        "I keep bees in my garden and the neighbours complain about them",
+    )
     assert whole.winner != "sentence_containment"
     one_word = lexical_score("Bees", "Busy week. Bees everywhere in the garden.")
     assert one_word.score < 0.55
     # A decimal point is not the end of a sentence.
-    assert lexical_score("Python 3.5 at work", "We run Python 3.5 at work").winner != \
-        "sentence_containment"
+    assert (
+        lexical_score("Python 3.5 at work", "We run Python 3.5 at work").winner
+        != "sentence_containment"
+    )
 
 
 def test_a_sentence_that_says_exactly_a_one_word_fact_scores_one():
@@ -99,16 +109,19 @@ def test_a_sentence_that_says_exactly_a_one_word_fact_scores_one():
     assert s.score == 1.0 and s.winner == "sentence_containment"
 
 
-@pytest.mark.parametrize("text,parts", [
-    ("I like tea, but I hate coffee", ("I like tea,", "but I hate coffee")),
-    ("I like tea but I hate coffee", ("I like tea", "I hate coffee")),
-    ("I left early because I was tired", ("I left early", "I was tired")),
-    ("Nice! I love wine and I drink it daily", ("Nice!", "I love wine", "I drink it daily")),
-    # A conjunction between two nouns, or one without a subject after it, joins no clauses.
-    ("A man and a woman are walking", ()),
-    ("I cook and clean on Sundays", ()),
-    ("I use Python 3.5 at work", ()),
-])
+@pytest.mark.parametrize(
+    "text,parts",
+    [
+        ("I like tea, but I hate coffee", ("I like tea,", "but I hate coffee")),
+        ("I like tea but I hate coffee", ("I like tea", "I hate coffee")),
+        ("I left early because I was tired", ("I left early", "I was tired")),
+        ("Nice! I love wine and I drink it daily", ("Nice!", "I love wine", "I drink it daily")),
+        # A conjunction between two nouns, or one without a subject after it, joins no clauses.
+        ("A man and a woman are walking", ()),
+        ("I cook and clean on Sundays", ()),
+        ("I use Python 3.5 at work", ()),
+    ],
+)
 def test_statements_split_a_text_into_its_clauses(text, parts):
     assert statements(text) == parts
 
@@ -120,12 +133,31 @@ def test_initials_skip_a_capitalised_function_word():
     assert acronyms("My Tuesday") == frozenset()
 
 
-PREFIXED = ["post", "postgr", "postgresql", "car", "cart", "cartoon", "liv", "live", "lives",
-            "living", "abcd", "abcde", "abcdef", "abce", "sun", "sunday", "sundays"]
+PREFIXED = [
+    "post",
+    "postgr",
+    "postgresql",
+    "car",
+    "cart",
+    "cartoon",
+    "liv",
+    "live",
+    "lives",
+    "living",
+    "abcd",
+    "abcde",
+    "abcdef",
+    "abce",
+    "sun",
+    "sunday",
+    "sundays",
+]
 
 
-@given(st.frozensets(st.sampled_from(PREFIXED), max_size=8),
-       st.frozensets(st.sampled_from(PREFIXED), max_size=8))
+@given(
+    st.frozensets(st.sampled_from(PREFIXED), max_size=8),
+    st.frozensets(st.sampled_from(PREFIXED), max_size=8),
+)
 def test_the_matching_of_equal_words_alone_is_taken_only_when_no_prefix_could_match(a, b):
     # Words that are often prefixes of each other: both paths of match_words run.
     assert match_words(a, b) == _match_in_order(set(a), set(b))

@@ -9,9 +9,9 @@ the random writes of the exhaustive comparison through it.
 import pytest
 
 from ankita import InvalidInput, Memory
-from ankita._candidates import LOAD_AFTER
-from ankita._index import index_terms
-from ankita._terms import TermIndex
+from ankita.search._candidates import LOAD_AFTER
+from ankita.search._index import index_terms
+from ankita.search._terms import TermIndex
 
 
 def memory(path, mode="memory"):

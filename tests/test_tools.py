@@ -39,16 +39,19 @@ def test_dispatch_runs_against_a_memory(memory):
     assert dispatch("forget", {"id": b}, memory) == f"Forgot [{b}]."
 
 
-@pytest.mark.parametrize("name,arguments,error", [
-    ("nope", {}, InvalidInput),
-    ("remember", {}, InvalidInput),
-    ("remember", {"text": "x", "extra": 1}, InvalidInput),
-    ("remember", {"text": 5}, InvalidInput),
-    ("recall", {"query": "x", "limit": True}, InvalidInput),
-    ("remember", "{not json", InvalidInput),
-    ("remember", "[1]", InvalidInput),
-    ("forget", {"id": "missing"}, NotFound),
-])
+@pytest.mark.parametrize(
+    "name,arguments,error",
+    [
+        ("nope", {}, InvalidInput),
+        ("remember", {}, InvalidInput),
+        ("remember", {"text": "x", "extra": 1}, InvalidInput),
+        ("remember", {"text": 5}, InvalidInput),
+        ("recall", {"query": "x", "limit": True}, InvalidInput),
+        ("remember", "{not json", InvalidInput),
+        ("remember", "[1]", InvalidInput),
+        ("forget", {"id": "missing"}, NotFound),
+    ],
+)
 def test_dispatch_refuses_bad_calls_and_writes_nothing(memory, name, arguments, error):
     with pytest.raises(error):
         dispatch(name, arguments, memory)

@@ -5,12 +5,22 @@ import struct
 import numpy as np
 
 from ankita import Memory
-from ankita._vectors import Narrow, Nearby, VectorIndex
+from ankita.search._vectors import Narrow, Nearby, VectorIndex
 from test_write import Letters
 
-TEXTS = ["I use Postgres", "My sister lives in Lyon", "I prefer dark mode", "Coffee at nine",
-         "I run on Sundays", "My cat is called Miso", "I work at a bakery", "I hate olives",
-         "The deadline is Friday", "I speak three languages", "Tea, not coffee"]
+TEXTS = [
+    "I use Postgres",
+    "My sister lives in Lyon",
+    "I prefer dark mode",
+    "Coffee at nine",
+    "I run on Sundays",
+    "My cat is called Miso",
+    "I work at a bakery",
+    "I hate olives",
+    "The deadline is Friday",
+    "I speak three languages",
+    "Tea, not coffee",
+]
 
 
 def exact(memory, probes, line):
@@ -24,8 +34,13 @@ def exact(memory, probes, line):
 
 
 def test_search_over_several_blocks_equals_exact_cosine(db_path):
-    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
-                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+    with Memory(
+        db_path,
+        embedder=Letters(),
+        detect_disagreement=False,
+        dedup_threshold=1.0,
+        conflict_threshold=1.0,
+    ) as m:
         for text in TEXTS:
             m.remember(text)
         index = VectorIndex(m.user, "letters", block=3)  # 11 facts: four blocks, one partial
@@ -40,8 +55,13 @@ def test_search_over_several_blocks_equals_exact_cosine(db_path):
 
 
 def test_index_catches_up_with_later_writes(db_path):
-    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
-                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+    with Memory(
+        db_path,
+        embedder=Letters(),
+        detect_disagreement=False,
+        dedup_threshold=1.0,
+        conflict_threshold=1.0,
+    ) as m:
         m.remember(TEXTS[0])
         index = VectorIndex(m.user, "letters", block=2)
         index.sync(m.store)
@@ -62,8 +82,13 @@ def test_a_probe_of_another_dimension_finds_nothing(db_path):
 
 
 def test_nearby_reads_every_cosine_through_the_floor_as_the_search_does(db_path):
-    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
-                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+    with Memory(
+        db_path,
+        embedder=Letters(),
+        detect_disagreement=False,
+        dedup_threshold=1.0,
+        conflict_threshold=1.0,
+    ) as m:
         for text in TEXTS:
             m.remember(text)
         index = VectorIndex(m.user, "letters", block=4)
@@ -87,14 +112,21 @@ def test_nearby_best_keeps_ties_in_stored_order():
 def test_planned_writes_read_every_row_as_single_searches_do(db_path):
     """An import batch's searches are scored several per pass over the matrix (`plan`); each
     still reads every row, including rows added, and vectors renewed, after that pass."""
-    with Memory(db_path, embedder=Letters(), detect_disagreement=False,
-                dedup_threshold=1.0, conflict_threshold=1.0) as m:
+    with Memory(
+        db_path,
+        embedder=Letters(),
+        detect_disagreement=False,
+        dedup_threshold=1.0,
+        conflict_threshold=1.0,
+    ) as m:
         for text in TEXTS[:7]:
             m.remember(text)
         planned = VectorIndex(m.user, "letters", block=3)
         planned.sync(m.store)
-        probe_sets = [Letters().embed_batch([t, f"{t} again and again"])
-                      for t in ("I like dark coffee", "Lyon on Sundays", "Miso the cat")]
+        probe_sets = [
+            Letters().embed_batch([t, f"{t} again and again"])
+            for t in ("I like dark coffee", "Lyon on Sundays", "Miso the cat")
+        ]
         planned.plan(probe_sets)
         before = planned.above(probe_sets[0], -1.0)
         assert len(planned._ahead) == 2  # the other two writes were scored in the same pass
@@ -114,8 +146,24 @@ def test_planned_writes_read_every_row_as_single_searches_do(db_path):
         assert planned._ahead == {} and planned._planned == {}
 
 
-WORDS = ["postgres", "lyon", "sister", "coffee", "sunday", "miso", "bakery", "olives",
-         "friday", "zebra", "quartz", "jukebox", "waffle", "kayak", "vixen", "gym"]
+WORDS = [
+    "postgres",
+    "lyon",
+    "sister",
+    "coffee",
+    "sunday",
+    "miso",
+    "bakery",
+    "olives",
+    "friday",
+    "zebra",
+    "quartz",
+    "jukebox",
+    "waffle",
+    "kayak",
+    "vixen",
+    "gym",
+]
 
 
 def _store_of(path, count):
@@ -123,8 +171,13 @@ def _store_of(path, count):
     import random
 
     rng = random.Random(5)
-    with Memory(path, embedder=Letters(), detect_disagreement=False, dedup_threshold=1.0,
-                conflict_threshold=1.0) as m:
+    with Memory(
+        path,
+        embedder=Letters(),
+        detect_disagreement=False,
+        dedup_threshold=1.0,
+        conflict_threshold=1.0,
+    ) as m:
         for n in range(count):
             words = rng.sample(WORDS, rng.randint(1, 3))
             kind = "tool" if n % 5 == 0 else "fact"
@@ -140,14 +193,14 @@ def test_the_bound_skips_rows_and_keeps_every_search_exact(tmp_path):
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from ankita._sqlite import SQLiteStore
+    from ankita.store._sqlite import SQLiteStore
 
     store = SQLiteStore(str(_store_of(tmp_path / "m.db", 60)))
     user = "default"
-    full = VectorIndex(user, "letters", flag="q:", tag_prefixes=("p:",), block=8,
-                       basis_min=10**9)
-    bounded = VectorIndex(user, "letters", flag="q:", tag_prefixes=("p:",), block=8,
-                          basis_min=40, rank=3)
+    full = VectorIndex(user, "letters", flag="q:", tag_prefixes=("p:",), block=8, basis_min=10**9)
+    bounded = VectorIndex(
+        user, "letters", flag="q:", tag_prefixes=("p:",), block=8, basis_min=40, rank=3
+    )
     full.sync(store)
     bounded.sync(store)
     assert bounded.basis is not None and full.basis is None
@@ -160,9 +213,13 @@ def test_the_bound_skips_rows_and_keeps_every_search_exact(tmp_path):
     read_kinds()
 
     @settings(max_examples=300, deadline=None)
-    @given(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
-           st.floats(-0.2, 1.0), st.floats(-0.2, 1.0), st.sampled_from(["fact", "tool"]),
-           st.booleans())
+    @given(
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+        st.floats(-0.2, 1.0),
+        st.floats(-0.2, 1.0),
+        st.sampled_from(["fact", "tool"]),
+        st.booleans(),
+    )
     def run(words, line, merge_line, kind, every):
         probes = Letters().embed_batch([" ".join(words), words[0]])
         narrow = Narrow(max(line, merge_line), kind, frozenset(), every=every)
@@ -175,8 +232,12 @@ def test_the_bound_skips_rows_and_keeps_every_search_exact(tmp_path):
             assert all(abs(got[k] - want[k]) < 1e-5 for k in want)
             # The definition: at or above the line, and below `narrow`'s line only a fact of
             # its kind (no fact here carries the flag or a tag).
-            assert want.keys() == {i for i, cos in every_score.items() if cos >= line and (
-                chosen is None or cos >= chosen.line or (every and kinds[i] == kind))}
+            assert want.keys() == {
+                i
+                for i, cos in every_score.items()
+                if cos >= line
+                and (chosen is None or cos >= chosen.line or (every and kinds[i] == kind))
+            }
         skipped.append(int((bounded._last[2] == -1.0).sum()))
         near, near_full = bounded.nearby(probes[0], line), full.nearby(probes[0], line)
         assert near.best(5) == near_full.best(5)
@@ -185,8 +246,13 @@ def test_the_bound_skips_rows_and_keeps_every_search_exact(tmp_path):
     try:
         run()
         # Later rows are projected too, on the directions found before.
-        with Memory(store.path, embedder=Letters(), detect_disagreement=False,
-                    dedup_threshold=1.0, conflict_threshold=1.0) as m:
+        with Memory(
+            store.path,
+            embedder=Letters(),
+            detect_disagreement=False,
+            dedup_threshold=1.0,
+            conflict_threshold=1.0,
+        ) as m:
             for n in range(12):
                 m.remember(f"{WORDS[n]} {WORDS[-n]} later{n}")
         full.sync(store)

@@ -62,8 +62,7 @@ def test_a_stop_word_cancels_speech_even_while_muted():
     v, clock = voice()
     v.heard("Ankita tell me a story")
     v.reply("Once upon a time ...")
-    assert v.heard("stop") == [("cancel_speech", ""), ("unmute_after", "0.5"),
-                               ("listen", "")]
+    assert v.heard("stop") == [("cancel_speech", ""), ("unmute_after", "0.5"), ("listen", "")]
     assert v.state == FOLLOW_UP
     v.heard("Ankita what time is it")  # the mute tail is still running
     clock.t += 1

@@ -35,8 +35,9 @@ def test_generated_speech_is_recognised_by_the_real_engine(tmp_path):
     engine = VoiceProcess(PHRASES)
     try:
         for text in ["ankita", "tell me a story", "and tomorrow", "stop"]:
-            assert engine.call("transcribe", str(say(tmp_path, text.replace(" ", "-"), text))) \
-                == [text]
+            assert engine.call("transcribe", str(say(tmp_path, text.replace(" ", "-"), text))) == [
+                text
+            ]
         spoken = engine.call("speak", "Hello there", str(tmp_path / "reply.wav"))
         assert os.path.getsize(spoken) > 10_000
     finally:
@@ -57,12 +58,15 @@ def sometimes_hangs(requests, results, phrases):
         results.put((number, "ok", "pong"))
 
 
+@pytest.mark.slow
 def test_a_hung_voice_process_is_restarted_while_a_chat_turn_completes(tmp_path):
     fake = FakeModel()
-    chat = Companion(Memory(tmp_path / "m.db", embedder="none"),
-                     open_model(ModelSettings(provider="ollama", base_url=fake.url("ollama"),
-                                              model="fake")),
-                     Persona.default(), Transcripts(tmp_path / "chat.db"))
+    chat = Companion(
+        Memory(tmp_path / "m.db", embedder="none"),
+        open_model(ModelSettings(provider="ollama", base_url=fake.url("ollama"), model="fake")),
+        Persona.default(),
+        Transcripts(tmp_path / "chat.db"),
+    )
     engine = VoiceProcess(target=sometimes_hangs, deadline_s=2)
     outcome = {}
 
@@ -91,16 +95,34 @@ def test_a_hung_voice_process_is_restarted_while_a_chat_turn_completes(tmp_path)
 
 def test_a_voice_session_from_audio_files(tmp_path, monkeypatch):
     fake = FakeModel()
-    for name, value in {"ANKITA_CHAT_URL": fake.url("ollama"), "ANKITA_CHAT_MODEL": "fake",
-                        "ANKITA_CHAT_DB": tmp_path / "chat.db"}.items():
+    for name, value in {
+        "ANKITA_CHAT_URL": fake.url("ollama"),
+        "ANKITA_CHAT_MODEL": "fake",
+        "ANKITA_CHAT_DB": tmp_path / "chat.db",
+    }.items():
         monkeypatch.setenv(name, str(value))
-    files = [say(tmp_path, "wake", "ankita"), say(tmp_path, "command", "tell me a story"),
-             say(tmp_path, "followup", "and tomorrow")]
+    files = [
+        say(tmp_path, "wake", "ankita"),
+        say(tmp_path, "command", "tell me a story"),
+        say(tmp_path, "followup", "and tomorrow"),
+    ]
     late = say(tmp_path, "late", "open the calculator")
-    result = CliRunner().invoke(cli, [
-        "--db", str(tmp_path / "m.db"), "--embedder", "none", "voice", *map(str, files), "+30",
-        str(late), "--out", str(tmp_path / "out"),
-        *[x for p in PHRASES[3:] for x in ("--phrase", p)]])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "--db",
+            str(tmp_path / "m.db"),
+            "--embedder",
+            "none",
+            "voice",
+            *map(str, files),
+            "+30",
+            str(late),
+            "--out",
+            str(tmp_path / "out"),
+            *[x for p in PHRASES[3:] for x in ("--phrase", p)],
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = [line.split("s ", 1)[1].strip() for line in result.output.splitlines()]
     assert lines[:2] == ["heard: 'ankita'", "listening (state: listening)"]
@@ -109,7 +131,10 @@ def test_a_voice_session_from_audio_files(tmp_path, monkeypatch):
     follow = lines.index("heard: 'and tomorrow'")
     assert lines[follow + 1] == "Ankita: Tell me more!"
     assert "Say Ankita first (state: standby)" in lines[lines.index("30 s of silence") + 1]
-    assert lines[-3:] == ["heard: 'open the calculator'", "ignored: no wake word",
-                          "Say Ankita first (state: standby)"]
+    assert lines[-3:] == [
+        "heard: 'open the calculator'",
+        "ignored: no wake word",
+        "Say Ankita first (state: standby)",
+    ]
     assert len(list((tmp_path / "out").glob("reply-*.wav"))) == 2
     fake.stop()

@@ -5,11 +5,8 @@ related facts that disagree are kept side by side and flagged, and nothing is de
 rewritten automatically.
 """
 
-from ._config import Settings
-from ._decision import Comparison
-from ._disagree import Finding
-from ._embedders import Embedder, register
-from ._errors import (
+from ankita._config import Settings
+from ankita._errors import (
     AnkitaError,
     ChannelError,
     ConfigError,
@@ -19,8 +16,11 @@ from ._errors import (
     StoreError,
     UndoError,
 )
-from ._memory import Memory
-from ._models import NOTICE, Conflict, Event, Fact, Recall, RecalledFact, WriteResult
+from ankita._memory import Memory
+from ankita._models import NOTICE, Conflict, Event, Fact, Recall, RecalledFact, WriteResult
+from ankita.analysis._decision import Comparison
+from ankita.analysis._disagree import Finding
+from ankita.embed._embedders import Embedder, register
 
 __version__ = "0.1.0"
 

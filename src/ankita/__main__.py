@@ -1,3 +1,3 @@
-from .cli import main
+from ankita.cli import main
 
 main()

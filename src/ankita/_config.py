@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._errors import ConfigError
+from ankita._errors import ConfigError
 
 DEFAULT_DEDUP_THRESHOLD = 0.85
 DEFAULT_CONFLICT_THRESHOLD = 0.55
@@ -54,7 +54,8 @@ class Settings:
     detect_disagreement: bool = True
     per_kind: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     embedding_lines: Mapping[str, tuple[float, float]] = field(
-        default_factory=lambda: dict(DEFAULT_EMBEDDING_LINES))
+        default_factory=lambda: dict(DEFAULT_EMBEDDING_LINES)
+    )
     judge_line: float = DEFAULT_JUDGE_LINE
     judge_floor: float = DEFAULT_JUDGE_FLOOR
     judge_candidates: int = DEFAULT_JUDGE_CANDIDATES
@@ -73,11 +74,17 @@ class Settings:
         _check_threshold("judge_line", self.judge_line)
         _check_threshold("judge_floor", self.judge_floor)
         _check_threshold("long_merge_line", self.long_merge_line)
-        if isinstance(self.max_conflicts, bool) or not isinstance(self.max_conflicts, int) \
-                or not 1 <= self.max_conflicts <= 1000:
+        if (
+            isinstance(self.max_conflicts, bool)
+            or not isinstance(self.max_conflicts, int)
+            or not 1 <= self.max_conflicts <= 1000
+        ):
             raise ConfigError("max_conflicts must be a whole number from 1 to 1000")
-        if isinstance(self.judge_candidates, bool) or not isinstance(self.judge_candidates, int) \
-                or not 1 <= self.judge_candidates <= 20:
+        if (
+            isinstance(self.judge_candidates, bool)
+            or not isinstance(self.judge_candidates, int)
+            or not 1 <= self.judge_candidates <= 20
+        ):
             raise ConfigError("judge_candidates must be a whole number from 1 to 20")
         if not isinstance(self.stale_after_days, (int, float)) or self.stale_after_days <= 0:
             raise ConfigError("stale_after_days must be a positive number of days")
@@ -102,8 +109,9 @@ class Settings:
         """Defaults, overridden by ANKITA_* variables, overridden by explicit arguments."""
         values: dict[str, object] = {
             "dedup_threshold": _env_float("ANKITA_DEDUP_THRESHOLD", DEFAULT_DEDUP_THRESHOLD),
-            "conflict_threshold": _env_float("ANKITA_CONFLICT_THRESHOLD",
-                                             DEFAULT_CONFLICT_THRESHOLD),
+            "conflict_threshold": _env_float(
+                "ANKITA_CONFLICT_THRESHOLD", DEFAULT_CONFLICT_THRESHOLD
+            ),
             "stale_after_days": _env_float("ANKITA_STALE_AFTER_DAYS", DEFAULT_STALE_AFTER_DAYS),
             "judge_line": _env_float("ANKITA_JUDGE_LINE", DEFAULT_JUDGE_LINE),
         }

@@ -1,15 +1,15 @@
 """The exceptions Ankita raises.
 
-    AnkitaError                 every error this package raises on purpose
-    ├── InvalidInput            bad text, kind, user, id or setting; nothing was changed
-    │   └── ConfigError         a setting or environment variable is unusable
-    ├── NotFound                no such fact or event for this user
-    ├── UndoError               that event cannot be undone (already undone, or state moved on)
-    ├── EmbedderError           a provider gave no usable vectors (writes go on lexically)
-    ├── JudgeError              the contradiction judge could not read a pair (writes go on)
-    ├── ModelError              no chat model answered (unreachable, refused, timed out)
-    ├── ChannelError            a messaging platform refused the bot or cannot be reached
-    └── StoreError              the database cannot be opened, is too new, or stays locked
+AnkitaError                 every error this package raises on purpose
+├── InvalidInput            bad text, kind, user, id or setting; nothing was changed
+│   └── ConfigError         a setting or environment variable is unusable
+├── NotFound                no such fact or event for this user
+├── UndoError               that event cannot be undone (already undone, or state moved on)
+├── EmbedderError           a provider gave no usable vectors (writes go on lexically)
+├── JudgeError              the contradiction judge could not read a pair (writes go on)
+├── ModelError              no chat model answered (unreachable, refused, timed out)
+├── ChannelError            a messaging platform refused the bot or cannot be reached
+└── StoreError              the database cannot be opened, is too new, or stays locked
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ._errors import InvalidInput
+from ankita._errors import InvalidInput
 
 
 def read_text(path: str | Path) -> str:
@@ -33,8 +33,9 @@ def parse_object(text: str, where: str) -> dict[str, Any]:
     return value
 
 
-def read_jsonl(lines: Iterable[str], where: str,
-               check: Callable[[dict[str, Any]], None]) -> list[dict[str, Any]]:
+def read_jsonl(
+    lines: Iterable[str], where: str, check: Callable[[dict[str, Any]], None]
+) -> list[dict[str, Any]]:
     """Parse every line and run `check` on it before returning anything, so a caller can
     refuse a whole file for one bad line before it writes."""
     rows = []

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-NOTICE = ("Some facts conflict with each other. "
-          "Ask the user which is current instead of asserting either.")
+NOTICE = (
+    "Some facts conflict with each other. "
+    "Ask the user which is current instead of asserting either."
+)
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,17 @@ class WriteResult:
     embedding_error: str | None = None  # set when the embedder failed and scores are lexical
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "fact": self.fact.to_dict(),
-                "merged_into": self.merged_into, "conflicts_with": list(self.conflicts_with),
-                "score": self.score, "method": self.method, "reason": self.reason,
-                "event_id": self.event_id, "embedding_error": self.embedding_error}
+        return {
+            "action": self.action,
+            "fact": self.fact.to_dict(),
+            "merged_into": self.merged_into,
+            "conflicts_with": list(self.conflicts_with),
+            "score": self.score,
+            "method": self.method,
+            "reason": self.reason,
+            "event_id": self.event_id,
+            "embedding_error": self.embedding_error,
+        }
 
 
 @dataclass(frozen=True)
@@ -68,15 +77,36 @@ class Conflict:
     explanation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        older = None if self.newer is None else (
-            self.a.id if self.newer == self.b.id else self.b.id)
-        return {"a": self.a.to_dict(), "b": self.b.to_dict(), "score": self.score,
-                "reason": self.reason, "flagged_at": self.flagged_at,
-                "older": older, "newer": self.newer, "explanation": self.explanation}
+        older = (
+            None if self.newer is None else (self.a.id if self.newer == self.b.id else self.b.id)
+        )
+        return {
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "score": self.score,
+            "reason": self.reason,
+            "flagged_at": self.flagged_at,
+            "older": older,
+            "newer": self.newer,
+            "explanation": self.explanation,
+        }
 
 
-EVENT_TYPES = frozenset({"create", "merge", "text_change", "pin", "unpin", "reactivate", "link",
-                         "clear", "resolve", "forget", "undo"})
+EVENT_TYPES = frozenset(
+    {
+        "create",
+        "merge",
+        "text_change",
+        "pin",
+        "unpin",
+        "reactivate",
+        "link",
+        "clear",
+        "resolve",
+        "forget",
+        "undo",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -108,9 +138,14 @@ class RecalledFact:
     via_conflict: bool  # pulled in because a recalled fact conflicts with it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"fact": self.fact.to_dict(), "score": self.score, "stale": self.stale,
-                "pinned": self.pinned, "conflicting": self.conflicting,
-                "via_conflict": self.via_conflict}
+        return {
+            "fact": self.fact.to_dict(),
+            "score": self.score,
+            "stale": self.stale,
+            "pinned": self.pinned,
+            "conflicting": self.conflicting,
+            "via_conflict": self.via_conflict,
+        }
 
 
 @dataclass(frozen=True)
@@ -130,9 +165,14 @@ class Recall:
         for item in self.facts:
             marks = []
             if item.conflicting:
-                marks.append("CONFLICTS with " + ", ".join(
-                    f"[{other}]" for other in item.fact.conflicts_with
-                    if any(f.fact.id == other for f in self.facts)))
+                marks.append(
+                    "CONFLICTS with "
+                    + ", ".join(
+                        f"[{other}]"
+                        for other in item.fact.conflicts_with
+                        if any(f.fact.id == other for f in self.facts)
+                    )
+                )
             if item.stale:
                 marks.append("may be outdated")
             if item.pinned:
@@ -144,6 +184,10 @@ class Recall:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "facts": [f.to_dict() for f in self.facts],
-                "conflicts": [list(c) for c in self.conflicts], "notice": self.notice,
-                "prompt": self.to_prompt()}
+        return {
+            "query": self.query,
+            "facts": [f.to_dict() for f in self.facts],
+            "conflicts": [list(c) for c in self.conflicts],
+            "notice": self.notice,
+            "prompt": self.to_prompt(),
+        }

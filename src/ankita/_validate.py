@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._errors import InvalidInput
+from ankita._errors import InvalidInput
 
 MAX_TEXT = 2000
 # Matched with fullmatch: "$" also matches before a final newline, so "alice\n" passed.
@@ -28,12 +28,15 @@ def validate_text(text: object) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidInput("text holds characters that are not valid Unicode "
-                           "(lone surrogates)") from None
+        raise InvalidInput(
+            "text holds characters that are not valid Unicode (lone surrogates)"
+        ) from None
     if "\ufffd" in text:
         # U+FFFD is what a decoder leaves where input was not valid: storing it keeps damage.
-        raise InvalidInput("text holds U+FFFD, which stands in for bytes or characters that "
-                           "were not valid Unicode; send the text as valid UTF-8")
+        raise InvalidInput(
+            "text holds U+FFFD, which stands in for bytes or characters that "
+            "were not valid Unicode; send the text as valid UTF-8"
+        )
     if CONTROL.search(text):
         raise InvalidInput("text holds control characters")
     return text
@@ -48,8 +51,7 @@ def validate_string(value: object, what: str, limit: int = MAX_TEXT) -> str:
     if len(value) > limit:
         raise InvalidInput(f"{what} is {len(value)} characters; the limit is {limit}")
     if _SURROGATE.search(value):
-        raise InvalidInput(f"{what} holds characters that are not valid Unicode "
-                           "(lone surrogates)")
+        raise InvalidInput(f"{what} holds characters that are not valid Unicode (lone surrogates)")
     if CONTROL.search(value):
         raise InvalidInput(f"{what} holds control characters")
     return value

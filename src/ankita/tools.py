@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._errors import InvalidInput
-from ._jsonl import parse_object
-from ._memory import Memory
+from ankita._errors import InvalidInput
+from ankita._jsonl import parse_object
+from ankita._memory import Memory
 
 __all__ = ["TOOLS", "Tool", "anthropic_tools", "dispatch", "openai_tools"]
 
@@ -33,74 +33,115 @@ class Tool:
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required,
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
 TOOLS: tuple[Tool, ...] = (
-    Tool("remember",
-         "Store one short fact about the user, in their words or a plain paraphrase (\"I live "
-         "in Lyon\"). Call it when the user tells you something lasting about themselves. "
-         "Near-duplicates are merged automatically; if the fact disagrees with a stored one, "
-         "both are kept and flagged, and you should ask the user which is current.",
-         _schema({"text": {"type": "string", "description": "One fact, 1-2000 characters."},
-                  "kind": {"type": "string", "description": "A lowercase category such as "
-                           "preference, tool, location, relationship, health, work, project, "
-                           "habit or identity. Facts only conflict within one kind.",
-                           "default": "fact"},
-                  "pinned": {"type": "boolean", "default": False,
-                             "description": "True for a deliberate, lasting fact the user "
-                                            "asked you to keep; pinned facts never go stale."}},
-                 ["text"])),
-    Tool("recall",
-         "Look up what you know about the user that is relevant to a topic, before answering "
-         "about them. Returns one fact per line with its id. If it says some facts conflict, "
-         "do not assert either: ask the user which is current.",
-         _schema({"query": {"type": "string", "description": "The topic or question."},
-                  "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8}},
-                 ["query"])),
-    Tool("forget",
-         "Remove a fact because the user asked you to forget it. Not for facts that are merely "
-         "outdated: use resolve_conflict for those.",
-         _schema({"id": _ID}, ["id"])),
-    Tool("list_conflicts",
-         "List pairs of stored facts that disagree and are waiting for the user's answer.",
-         _schema({}, [])),
-    Tool("clear_conflict",
-         "The user said both facts of a flagged pair are true: remove the flag, keep both.",
-         _schema({"a": _ID, "b": _ID}, ["a", "b"])),
-    Tool("resolve_conflict",
-         "The user said which of two flagged facts is current: keep that one, and mark the "
-         "other superseded (kept in history, no longer recalled).",
-         _schema({"keep": _ID, "over": _ID}, ["keep", "over"])),
-    Tool("pin",
-         "Pin a fact the user wants always remembered; pinned facts are always recalled and "
-         "never go stale.",
-         _schema({"id": _ID}, ["id"])),
+    Tool(
+        "remember",
+        'Store one short fact about the user, in their words or a plain paraphrase ("I live '
+        'in Lyon"). Call it when the user tells you something lasting about themselves. '
+        "Near-duplicates are merged automatically; if the fact disagrees with a stored one, "
+        "both are kept and flagged, and you should ask the user which is current.",
+        _schema(
+            {
+                "text": {"type": "string", "description": "One fact, 1-2000 characters."},
+                "kind": {
+                    "type": "string",
+                    "description": "A lowercase category such as "
+                    "preference, tool, location, relationship, health, work, project, "
+                    "habit or identity. Facts only conflict within one kind.",
+                    "default": "fact",
+                },
+                "pinned": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "True for a deliberate, lasting fact the user "
+                    "asked you to keep; pinned facts never go stale.",
+                },
+            },
+            ["text"],
+        ),
+    ),
+    Tool(
+        "recall",
+        "Look up what you know about the user that is relevant to a topic, before answering "
+        "about them. Returns one fact per line with its id. If it says some facts conflict, "
+        "do not assert either: ask the user which is current.",
+        _schema(
+            {
+                "query": {"type": "string", "description": "The topic or question."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 8},
+            },
+            ["query"],
+        ),
+    ),
+    Tool(
+        "forget",
+        "Remove a fact because the user asked you to forget it. Not for facts that are merely "
+        "outdated: use resolve_conflict for those.",
+        _schema({"id": _ID}, ["id"]),
+    ),
+    Tool(
+        "list_conflicts",
+        "List pairs of stored facts that disagree and are waiting for the user's answer.",
+        _schema({}, []),
+    ),
+    Tool(
+        "clear_conflict",
+        "The user said both facts of a flagged pair are true: remove the flag, keep both.",
+        _schema({"a": _ID, "b": _ID}, ["a", "b"]),
+    ),
+    Tool(
+        "resolve_conflict",
+        "The user said which of two flagged facts is current: keep that one, and mark the "
+        "other superseded (kept in history, no longer recalled).",
+        _schema({"keep": _ID, "over": _ID}, ["keep", "over"]),
+    ),
+    Tool(
+        "pin",
+        "Pin a fact the user wants always remembered; pinned facts are always recalled and "
+        "never go stale.",
+        _schema({"id": _ID}, ["id"]),
+    ),
 )
 _BY_NAME = {t.name: t for t in TOOLS}
 
 
 def openai_tools() -> list[dict[str, Any]]:
     """Schemas in the OpenAI/LM Studio/llama.cpp `tools` format."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters}} for t in TOOLS]
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in TOOLS
+    ]
 
 
 def anthropic_tools() -> list[dict[str, Any]]:
     """Schemas in the Anthropic Messages API `tools` format."""
-    return [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-            for t in TOOLS]
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in TOOLS
+    ]
 
 
 def _remember(m: Memory, a: dict[str, Any]) -> str:
-    r = m.remember(a["text"], kind=a.get("kind", "fact"), pinned=a.get("pinned", False),
-                   source="tool")
+    r = m.remember(
+        a["text"], kind=a.get("kind", "fact"), pinned=a.get("pinned", False), source="tool"
+    )
     if r.action == "merged":
         return f"Already known; merged into [{r.fact.id}] {r.fact.text}"
     if r.action == "conflict":
-        return (f"Stored [{r.fact.id}] {r.fact.text}. It conflicts with "
-                f"{', '.join(f'[{i}]' for i in r.conflicts_with)}: ask the user which is current.")
+        return (
+            f"Stored [{r.fact.id}] {r.fact.text}. It conflicts with "
+            f"{', '.join(f'[{i}]' for i in r.conflicts_with)}: ask the user which is current."
+        )
     return f"Stored [{r.fact.id}] {r.fact.text}"
 
 
@@ -154,8 +195,9 @@ def _check(tool: Tool, arguments: dict[str, Any]) -> None:
             raise InvalidInput(f"{tool.name}: {name} must be a {properties[name]['type']}")
 
 
-def dispatch(name: str, arguments: dict[str, Any] | str | None,
-             memory: Memory | None = None) -> str:
+def dispatch(
+    name: str, arguments: dict[str, Any] | str | None, memory: Memory | None = None
+) -> str:
     """Run one tool call (arguments as a dict or the JSON text a model produced).
 
     Without `memory`, a `Memory()` with the default store, user and embedder is used."""

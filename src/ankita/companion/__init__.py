@@ -4,13 +4,20 @@ with the memory tools, sessions, compaction, reply classes and lanes.
 The memory core never imports this package.
 """
 
-from ._lanes import Lane, Lanes
-from ._model import ChatModel, ModelReply, ModelSettings, OllamaChat, OpenAIChat, ToolCall
-from ._model import open_model as open_model
-from ._persona import Persona, build_system_prompt, load_persona, save_persona
-from ._replies import Classified, classify
-from ._runtime import Companion, Turn
-from ._transcripts import Transcripts
+from ankita.companion._lanes import Lane, Lanes
+from ankita.companion._model import (
+    ChatModel,
+    ModelReply,
+    ModelSettings,
+    OllamaChat,
+    OpenAIChat,
+    ToolCall,
+)
+from ankita.companion._model import open_model as open_model
+from ankita.companion._persona import Persona, build_system_prompt, load_persona, save_persona
+from ankita.companion._replies import Classified, classify
+from ankita.companion._runtime import Companion, Turn
+from ankita.companion._transcripts import Transcripts
 
 __all__ = [
     "ChatModel",

@@ -19,9 +19,9 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .._errors import InvalidInput
-from ._channels import Inbound, SendResult
-from ._paths import data_dir
+from ankita._errors import InvalidInput
+from ankita.companion._channels import Inbound, SendResult
+from ankita.companion._paths import data_dir
 
 T = TypeVar("T")
 
@@ -76,8 +76,10 @@ def load_secrets(channel: str, platform: str, path: Path | None = None) -> dict[
         else:
             missing.append(key)
     if missing:
-        raise InvalidInput(f"channel {channel} ({platform}) needs {', '.join(missing)} in the "
-                           f"environment or in {path or secrets_path()} (mode 600)")
+        raise InvalidInput(
+            f"channel {channel} ({platform}) needs {', '.join(missing)} in the "
+            f"environment or in {path or secrets_path()} (mode 600)"
+        )
     return found
 
 
@@ -96,8 +98,16 @@ class Redactor:
 
 # The loggers of the libraries the adapters use. httpx, for one, logs every request URL at
 # INFO, and Telegram puts the token in the URL.
-LIBRARY_LOGGERS = ("httpx", "httpcore", "telegram", "slack_sdk", "slack_bolt", "discord",
-                   "aiohttp", "websockets")
+LIBRARY_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "telegram",
+    "slack_sdk",
+    "slack_bolt",
+    "discord",
+    "aiohttp",
+    "websockets",
+)
 
 
 _REDACTORS: list[Redactor] = []
@@ -176,9 +186,15 @@ class Adapter(ABC):
 
     platform: str
 
-    def __init__(self, channel: str, secrets: dict[str, str], ingest: Ingest,
-                 report: Report | None = None, offset: str | None = None,
-                 send_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        channel: str,
+        secrets: dict[str, str],
+        ingest: Ingest,
+        report: Report | None = None,
+        offset: str | None = None,
+        send_timeout_s: float = 30.0,
+    ) -> None:
         self.channel = channel
         self.secrets = secrets
         self.redact = Redactor(secrets)

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._errors import InvalidInput
+from ankita._errors import InvalidInput
 
 LAUNCH_SCORE = 85.0  # at least this sure to launch without asking
 ASK_SCORE = 60.0  # below this: no match at all
@@ -117,8 +117,13 @@ def parse_desktop(desktop_id: str, path: Path, desktop_env: Sequence[str]) -> Ap
     if not argv:
         return None
     aliases = [entry.get("GenericName", "")] + entry.get("Keywords", "").split(";")
-    return App(desktop_id.removesuffix(".desktop"), entry["Name"],
-               tuple(a.strip() for a in aliases if a.strip()), argv, str(path))
+    return App(
+        desktop_id.removesuffix(".desktop"),
+        entry["Name"],
+        tuple(a.strip() for a in aliases if a.strip()),
+        argv,
+        str(path),
+    )
 
 
 def windows_dirs() -> list[Path]:
@@ -165,15 +170,24 @@ def _default_launch(argv: Sequence[str]) -> None:
     if sys.platform.startswith("win") and argv and argv[0].lower().endswith(".lnk"):
         os.startfile(argv[0])  # type: ignore[attr-defined]  # Windows only
         return
-    subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, start_new_session=True)
+    subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 class AppIndex:
     """The discovered apps, rebuilt when a watched folder changes."""
 
-    def __init__(self, platform: str | None = None, roots: Sequence[Path] | None = None,
-                 launch: Callable[[Sequence[str]], None] = _default_launch) -> None:
+    def __init__(
+        self,
+        platform: str | None = None,
+        roots: Sequence[Path] | None = None,
+        launch: Callable[[Sequence[str]], None] = _default_launch,
+    ) -> None:
         self.platform = platform or sys.platform
         self.roots = list(roots) if roots is not None else None
         self.launch = launch

@@ -25,9 +25,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound
-from .._validate import validate_user
-from ._localdb import immediate, open_local
+from ankita._errors import InvalidInput, NotFound
+from ankita._validate import validate_user
+from ankita.companion._localdb import immediate, open_local
 
 DM_POLICIES = ("pairing", "allowlist", "open", "disabled")
 GROUP_POLICIES = ("open", "allowlist", "disabled")
@@ -121,11 +121,14 @@ def describe(result: SendResult) -> str:
     if isinstance(result, Permanent):
         return f"gave up: {result.error}"
     return f"sent as {result.platform_id}"
+
+
 Sender = Callable[[str, str, str], SendResult]  # (channel, chat_id, text) -> result
 
 
-def classify_http(status: int, description: str = "", retry_after: float | None = None
-                  ) -> SendResult:
+def classify_http(
+    status: int, description: str = "", retry_after: float | None = None
+) -> SendResult:
     """A platform's HTTP answer as a send result (the adapters share this)."""
     text = description.lower()
     if status == 429:
@@ -180,38 +183,63 @@ class Channels:
 
     # -- configuration --------------------------------------------------------------------
 
-    def add(self, name: str, platform: str, dm_policy: str = "pairing",
-            group_policy: str = "disabled", allow_from: list[str] | None = None,
-            user: str = "default") -> int:
+    def add(
+        self,
+        name: str,
+        platform: str,
+        dm_policy: str = "pairing",
+        group_policy: str = "disabled",
+        allow_from: list[str] | None = None,
+        user: str = "default",
+    ) -> int:
         """Configure a channel; returns how many paired senders had to be unpaired: a sender
         paired to reach one user's memory must pair again before reaching another's."""
         if platform not in PLATFORMS:
             raise InvalidInput(f"platform must be one of {', '.join(PLATFORMS)}")
         if dm_policy not in DM_POLICIES or group_policy not in GROUP_POLICIES:
-            raise InvalidInput(f"dm policy: {', '.join(DM_POLICIES)}; group policy: "
-                               f"{', '.join(GROUP_POLICIES)}")
-        if not name or len(name) > 24 or not all(c.isascii() and (c.isalnum() or c in "-_")
-                                                  for c in name):
+            raise InvalidInput(
+                f"dm policy: {', '.join(DM_POLICIES)}; group policy: {', '.join(GROUP_POLICIES)}"
+            )
+        if (
+            not name
+            or len(name) > 24
+            or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name)
+        ):
             raise InvalidInput("a channel name is 1-24 letters, digits, '-' or '_'")
         validate_user(user)
         with immediate(self.db):
             row = self.db.execute("SELECT user FROM channels WHERE name = ?", (name,)).fetchone()
             unpaired = 0
             if row is not None and row[0] != user:
-                unpaired = self.db.execute("DELETE FROM pairing WHERE channel = ?",
-                                           (name,)).rowcount
-            self.db.execute("INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) "
-                            "DO UPDATE SET platform = excluded.platform, dm_policy = "
-                            "excluded.dm_policy, group_policy = excluded.group_policy, "
-                            "allow_from = excluded.allow_from, user = excluded.user",
-                            (name, platform, dm_policy, group_policy,
-                             json.dumps(sorted(allow_from or [])), user))
+                unpaired = self.db.execute(
+                    "DELETE FROM pairing WHERE channel = ?", (name,)
+                ).rowcount
+            self.db.execute(
+                "INSERT INTO channels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) "
+                "DO UPDATE SET platform = excluded.platform, dm_policy = "
+                "excluded.dm_policy, group_policy = excluded.group_policy, "
+                "allow_from = excluded.allow_from, user = excluded.user",
+                (
+                    name,
+                    platform,
+                    dm_policy,
+                    group_policy,
+                    json.dumps(sorted(allow_from or [])),
+                    user,
+                ),
+            )
         return int(unpaired)
 
     @staticmethod
     def _config(row: tuple[Any, ...]) -> dict[str, Any]:
-        return {"name": row[0], "platform": row[1], "dm_policy": row[2],
-                "group_policy": row[3], "allow_from": json.loads(row[4]), "user": row[5]}
+        return {
+            "name": row[0],
+            "platform": row[1],
+            "dm_policy": row[2],
+            "group_policy": row[3],
+            "allow_from": json.loads(row[4]),
+            "user": row[5],
+        }
 
     def configured(self) -> list[dict[str, Any]]:
         return [self._config(r) for r in self.db.execute("SELECT * FROM channels ORDER BY name")]
@@ -251,9 +279,13 @@ class Channels:
         return self._pairing_code(message)
 
     def _approved(self, channel: str) -> set[str]:
-        return {r[0] for r in self.db.execute(
-            "SELECT sender FROM pairing WHERE channel = ? AND approved_at IS NOT NULL",
-            (channel,))}
+        return {
+            r[0]
+            for r in self.db.execute(
+                "SELECT sender FROM pairing WHERE channel = ? AND approved_at IS NOT NULL",
+                (channel,),
+            )
+        }
 
     def _pairing_code(self, message: Inbound) -> Decision:
         now = self.clock()
@@ -261,39 +293,53 @@ class Channels:
         with immediate(self.db):
             row = self.db.execute(
                 "SELECT code FROM pairing WHERE channel = ? AND sender = ? AND approved_at IS "
-                "NULL AND created_at > ?", (message.channel, message.sender, oldest)).fetchone()
+                "NULL AND created_at > ?",
+                (message.channel, message.sender, oldest),
+            ).fetchone()
             if row:
                 code = row[0]
             else:
                 pending = self.db.execute(
                     "SELECT count(*) FROM pairing WHERE channel = ? AND approved_at IS NULL "
-                    "AND created_at > ?", (message.channel, oldest)).fetchone()[0]
+                    "AND created_at > ?",
+                    (message.channel, oldest),
+                ).fetchone()[0]
                 if pending >= MAX_PENDING_CODES:
                     return Decision("deny", "too many pairing requests are waiting")
                 code = secrets.token_hex(4).upper()
-                self.db.execute("INSERT INTO pairing VALUES (?, ?, ?, ?, NULL)",
-                                (code, message.channel, message.sender, _iso(now)))
-        return Decision("pair", "the sender is not paired yet",
-                        f"To talk with me here, ask my owner to run: ankita channels pair {code}")
+                self.db.execute(
+                    "INSERT INTO pairing VALUES (?, ?, ?, ?, NULL)",
+                    (code, message.channel, message.sender, _iso(now)),
+                )
+        return Decision(
+            "pair",
+            "the sender is not paired yet",
+            f"To talk with me here, ask my owner to run: ankita channels pair {code}",
+        )
 
     def pair(self, code: str) -> tuple[str, str]:
         """Approve a pairing code: (channel, sender)."""
         now = self.clock()
         with immediate(self.db):
-            row = self.db.execute("SELECT channel, sender, created_at, approved_at FROM pairing "
-                                  "WHERE code = ?", (code.strip().upper(),)).fetchone()
+            row = self.db.execute(
+                "SELECT channel, sender, created_at, approved_at FROM pairing WHERE code = ?",
+                (code.strip().upper(),),
+            ).fetchone()
             if row is None or row[3] is not None:
                 raise NotFound(f"no pending pairing code {code!r}")
             if datetime.fromisoformat(row[2]) < now - PAIRING_TTL:
                 raise InvalidInput(f"pairing code {code} has expired; ask for a new one")
-            self.db.execute("UPDATE pairing SET approved_at = ? WHERE code = ?",
-                            (_iso(now), code.strip().upper()))
+            self.db.execute(
+                "UPDATE pairing SET approved_at = ? WHERE code = ?",
+                (_iso(now), code.strip().upper()),
+            )
         return row[0], row[1]
 
     # -- ingress --------------------------------------------------------------------------
 
-    def receive(self, channel: str, updates: list[Inbound], next_offset: str | None = None
-                ) -> list[int]:
+    def receive(
+        self, channel: str, updates: list[Inbound], next_offset: str | None = None
+    ) -> list[int]:
         """Store updates, then move the offset (for platforms that have one), in one
         transaction: ids of the new rows."""
         now = _iso(self.clock())
@@ -303,25 +349,39 @@ class Channels:
                 cur = self.db.execute(
                     "INSERT INTO ingress (channel, update_id, chat_type, chat_id, sender, text, "
                     "received_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (channel, update.update_id, update.chat_type, update.chat_id,
-                     update.sender, update.text, now))
+                    (
+                        channel,
+                        update.update_id,
+                        update.chat_type,
+                        update.chat_id,
+                        update.sender,
+                        update.text,
+                        now,
+                    ),
+                )
                 if cur.rowcount == 1:
                     new.append(int(cur.lastrowid or 0))
             if next_offset is not None:
-                self.db.execute("INSERT INTO offsets VALUES (?, ?) ON CONFLICT (channel) DO "
-                                "UPDATE SET value = excluded.value", (channel, next_offset))
+                self.db.execute(
+                    "INSERT INTO offsets VALUES (?, ?) ON CONFLICT (channel) DO "
+                    "UPDATE SET value = excluded.value",
+                    (channel, next_offset),
+                )
         return new
 
     def offset(self, channel: str) -> str | None:
-        row = self.db.execute("SELECT value FROM offsets WHERE channel = ?",
-                              (channel,)).fetchone()
+        row = self.db.execute("SELECT value FROM offsets WHERE channel = ?", (channel,)).fetchone()
         return str(row[0]) if row else None
 
     def pending(self) -> list[tuple[int, Inbound]]:
         """Stored updates not handled yet (after a crash, too)."""
-        return [(r[0], Inbound(r[1], r[2], r[3], r[4], r[5], r[6])) for r in self.db.execute(
-            "SELECT id, channel, update_id, chat_type, chat_id, sender, text FROM ingress "
-            "WHERE handled_at IS NULL ORDER BY id")]
+        return [
+            (r[0], Inbound(r[1], r[2], r[3], r[4], r[5], r[6]))
+            for r in self.db.execute(
+                "SELECT id, channel, update_id, chat_type, chat_id, sender, text FROM ingress "
+                "WHERE handled_at IS NULL ORDER BY id"
+            )
+        ]
 
     def handled(self, ingress_id: int, reply: tuple[str, str, str] | None = None) -> None:
         """Mark an update handled and queue its reply (channel, chat_id, text), in one
@@ -329,8 +389,9 @@ class Channels:
         with immediate(self.db):
             if reply is not None:
                 self._insert(*reply, dedupe=f"reply:{ingress_id}")
-            self.db.execute("UPDATE ingress SET handled_at = ? WHERE id = ?",
-                            (_iso(self.clock()), ingress_id))
+            self.db.execute(
+                "UPDATE ingress SET handled_at = ? WHERE id = ?", (_iso(self.clock()), ingress_id)
+            )
 
     # -- outbox ---------------------------------------------------------------------------
 
@@ -348,9 +409,12 @@ class Channels:
         config = self.channel(channel)
         limit = MAX_LENGTH.get(config["platform"], 2000) if config else 2000
         parts = split_message(text, limit)
-        ids = [self._insert_part(channel, chat_id, part,
-                                 dedupe if dedupe is None or i == 0 else f"{dedupe}:{i}")
-               for i, part in enumerate(parts)]
+        ids = [
+            self._insert_part(
+                channel, chat_id, part, dedupe if dedupe is None or i == 0 else f"{dedupe}:{i}"
+            )
+            for i, part in enumerate(parts)
+        ]
         return ids[0]
 
     def _insert_part(self, channel: str, chat_id: str, text: str, dedupe: str | None) -> int:
@@ -358,7 +422,9 @@ class Channels:
         row = self.db.execute(
             "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, status, "
             "dedupe) VALUES (?, ?, ?, ?, ?, 'queued', ?) ON CONFLICT (dedupe) DO NOTHING "
-            "RETURNING id", (channel, chat_id, text, now, now, dedupe)).fetchone()
+            "RETURNING id",
+            (channel, chat_id, text, now, now, dedupe),
+        ).fetchone()
         if row is None:
             row = self.db.execute("SELECT id FROM outbox WHERE dedupe = ?", (dedupe,)).fetchone()
         return int(row[0])
@@ -367,38 +433,59 @@ class Channels:
         """Per channel, how many messages are in each state (queued, sending, sent, ...)."""
         counts: dict[str, dict[str, int]] = {}
         for channel, status, n in self.db.execute(
-                "SELECT channel, status, count(*) FROM outbox GROUP BY channel, status"):
+            "SELECT channel, status, count(*) FROM outbox GROUP BY channel, status"
+        ):
             counts.setdefault(channel, {})[status] = n
         return counts
 
     def outbox(self) -> list[dict[str, Any]]:
-        return [{"id": r[0], "channel": r[1], "chat_id": r[2], "text": r[3], "attempts": r[4],
-                 "status": r[5], "platform_id": r[6], "last_error": r[7]}
-                for r in self.db.execute("SELECT id, channel, chat_id, text, attempts, status, "
-                                         "platform_id, last_error FROM outbox ORDER BY id")]
+        return [
+            {
+                "id": r[0],
+                "channel": r[1],
+                "chat_id": r[2],
+                "text": r[3],
+                "attempts": r[4],
+                "status": r[5],
+                "platform_id": r[6],
+                "last_error": r[7],
+            }
+            for r in self.db.execute(
+                "SELECT id, channel, chat_id, text, attempts, status, "
+                "platform_id, last_error FROM outbox ORDER BY id"
+            )
+        ]
 
     def release_claims(self) -> int:
         """Requeue every claim at once: only for the one process that owns this outbox (the
         relay, under its lock), where any claim is certainly left by a crash."""
-        return self.db.execute("UPDATE outbox SET status = 'queued', next_attempt_at = ? "
-                               "WHERE status = 'sending'", (_iso(self.clock()),)).rowcount
+        return self.db.execute(
+            "UPDATE outbox SET status = 'queued', next_attempt_at = ? WHERE status = 'sending'",
+            (_iso(self.clock()),),
+        ).rowcount
 
     def drain(self, send: Sender, platform_of: Callable[[str], str] | None = None) -> int:
         """Send what is due, paced per channel; returns how many were sent. Call on a timer."""
         now = self.clock()
-        self.db.execute("UPDATE outbox SET status = 'expired' WHERE status = 'queued' AND "
-                        "created_at < ?", (_iso(now - TTL),))
+        self.db.execute(
+            "UPDATE outbox SET status = 'expired' WHERE status = 'queued' AND created_at < ?",
+            (_iso(now - TTL),),
+        )
         # A claim older than the lease was left by a crash: the platform may not have it, so it
         # is sent again (a 'sent' message never is).
-        self.db.execute("UPDATE outbox SET status = 'queued' WHERE status = 'sending' AND "
-                        "next_attempt_at <= ?", (_iso(now),))
+        self.db.execute(
+            "UPDATE outbox SET status = 'queued' WHERE status = 'sending' AND next_attempt_at <= ?",
+            (_iso(now),),
+        )
         last_sent: dict[str, datetime] = {}
         sent = 0
         # Each chat gets its messages in order: a message waits while an earlier one to the same
         # chat is still pending (retrying, paced or in flight), so parts and replies never swap.
-        waiting = self.db.execute("SELECT id, channel, chat_id, text, attempts, status, "
-                                  "next_attempt_at FROM outbox WHERE status IN ('queued', "
-                                  "'sending') ORDER BY id").fetchall()
+        waiting = self.db.execute(
+            "SELECT id, channel, chat_id, text, attempts, status, "
+            "next_attempt_at FROM outbox WHERE status IN ('queued', "
+            "'sending') ORDER BY id"
+        ).fetchall()
         held: set[tuple[str, str]] = set()
         for message_id, channel, chat_id, text, attempts, status, next_at in waiting:
             chat = (channel, chat_id)
@@ -410,13 +497,16 @@ class Channels:
             platform = platform_of(channel) if platform_of else "telegram"
             gap = MIN_INTERVAL_S.get(platform, 1.0)
             if channel in last_sent and (self.clock() - last_sent[channel]).total_seconds() < gap:
-                self.db.execute("UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
-                                (_iso(last_sent[channel] + timedelta(seconds=gap)), message_id))
+                self.db.execute(
+                    "UPDATE outbox SET next_attempt_at = ? WHERE id = ?",
+                    (_iso(last_sent[channel] + timedelta(seconds=gap)), message_id),
+                )
                 continue  # paced: the next drain sends it
             claimed = self.db.execute(
                 "UPDATE outbox SET status = 'sending', attempts = attempts + 1, "
                 "next_attempt_at = ? WHERE id = ? AND status = 'queued'",
-                (_iso(self.clock() + SEND_LEASE), message_id)).rowcount
+                (_iso(self.clock() + SEND_LEASE), message_id),
+            ).rowcount
             if not claimed:
                 continue  # another process claimed it first
             try:
@@ -424,23 +514,35 @@ class Channels:
             except Exception as exc:  # an adapter's bug must not strand the claim
                 result = Transient(f"{type(exc).__name__}: {exc}")
             if isinstance(result, Sent):
-                self.db.execute("UPDATE outbox SET status = 'sent', platform_id = ? WHERE id = ?",
-                                (result.platform_id, message_id))
+                self.db.execute(
+                    "UPDATE outbox SET status = 'sent', platform_id = ? WHERE id = ?",
+                    (result.platform_id, message_id),
+                )
                 last_sent[channel] = self.clock()
                 sent += 1
             elif isinstance(result, Permanent) or attempts + 1 >= MAX_ATTEMPTS:
-                error = result.error if isinstance(result, (Permanent, Transient)) else \
-                    "rate limited too often"
-                self.db.execute("UPDATE outbox SET status = 'failed', last_error = ? "
-                                "WHERE id = ?", (error, message_id))
+                error = (
+                    result.error
+                    if isinstance(result, (Permanent, Transient))
+                    else "rate limited too often"
+                )
+                self.db.execute(
+                    "UPDATE outbox SET status = 'failed', last_error = ? WHERE id = ?",
+                    (error, message_id),
+                )
                 held.discard(chat)  # a parked message does not hold the chat back
             else:
-                wait = result.seconds if isinstance(result, RetryAfter) else \
-                    RETRY_S[min(attempts, len(RETRY_S) - 1)]
-                error = f"retry after {wait:g} s" if isinstance(result, RetryAfter) else \
-                    result.error
-                self.db.execute("UPDATE outbox SET status = 'queued', next_attempt_at = ?, "
-                                "last_error = ? WHERE id = ?",
-                                (_iso(self.clock() + timedelta(seconds=wait)), error,
-                                 message_id))
+                wait = (
+                    result.seconds
+                    if isinstance(result, RetryAfter)
+                    else RETRY_S[min(attempts, len(RETRY_S) - 1)]
+                )
+                error = (
+                    f"retry after {wait:g} s" if isinstance(result, RetryAfter) else result.error
+                )
+                self.db.execute(
+                    "UPDATE outbox SET status = 'queued', next_attempt_at = ?, "
+                    "last_error = ? WHERE id = ?",
+                    (_iso(self.clock() + timedelta(seconds=wait)), error, message_id),
+                )
         return sent

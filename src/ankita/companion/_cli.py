@@ -17,30 +17,36 @@ from typing import Any
 import click
 from rich.markup import escape as esc
 
-from .. import Memory
-from .._errors import ChannelError, InvalidInput, ModelError, NotFound
-from .._files import private_folder
-from ..cli import _memory, _print_json, console, err_console
-from ._apps import AppIndex
-from ._channels import Channels
-from ._model import SETUP_HELP, ModelSettings, open_model
-from ._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
-from ._persona import Persona, load_persona, save_persona
-from ._runtime import Companion
-from ._scheduler import Job, Scheduler, check_target
-from ._transcripts import Transcripts
+from ankita import Memory
+from ankita._console import _memory, _print_json, console, err_console
+from ankita._errors import ChannelError, InvalidInput, ModelError, NotFound
+from ankita._files import private_folder
+from ankita.companion._apps import AppIndex
+from ankita.companion._channels import Channels
+from ankita.companion._model import SETUP_HELP, ModelSettings, open_model
+from ankita.companion._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
+from ankita.companion._persona import Persona, load_persona, save_persona
+from ankita.companion._runtime import Companion
+from ankita.companion._scheduler import Job, Scheduler, check_target
+from ankita.companion._transcripts import Transcripts
 
 
 @click.command()
-@click.option("--session", default="default", show_default=True,
-              help="Resume (or start) this conversation.")
-@click.option("--provider", type=click.Choice(["ollama", "openai"]), default=None,
-              help="ollama, or openai for any OpenAI-compatible server [ANKITA_CHAT_PROVIDER].")
+@click.option(
+    "--session", default="default", show_default=True, help="Resume (or start) this conversation."
+)
+@click.option(
+    "--provider",
+    type=click.Choice(["ollama", "openai"]),
+    default=None,
+    help="ollama, or openai for any OpenAI-compatible server [ANKITA_CHAT_PROVIDER].",
+)
 @click.option("--url", default=None, help="The model server's base URL [ANKITA_CHAT_URL].")
 @click.option("--model", default=None, help="The model's name [ANKITA_CHAT_MODEL].")
 @click.pass_context
-def chat(ctx: click.Context, session: str, provider: str | None, url: str | None,
-         model: str | None) -> None:
+def chat(
+    ctx: click.Context, session: str, provider: str | None, url: str | None, model: str | None
+) -> None:
     """Talk with the companion; it remembers you across sessions. /quit ends."""
     settings = ModelSettings.from_env(provider=provider, base_url=url, model=model)
     client = open_model(settings)
@@ -51,8 +57,9 @@ def chat(ctx: click.Context, session: str, provider: str | None, url: str | None
         sys.exit(6)
     memory = _memory(ctx)
     transcripts = Transcripts(chat_db_path())
-    companion = Companion(memory, client, load_persona(persona_path()), transcripts,
-                          session=session)
+    companion = Companion(
+        memory, client, load_persona(persona_path()), transcripts, session=session
+    )
     name = companion.persona.card["data"]["name"]
     greeting = companion.greeting()
     if greeting:
@@ -81,8 +88,9 @@ def chat(ctx: click.Context, session: str, provider: str | None, url: str | None
         for call in turn.tool_calls:
             err_console.print(f"[dim]  memory: {esc(call)}[/dim]")
         if turn.compacted:
-            err_console.print("[dim]  (older turns were summarised; the transcript keeps "
-                              "them)[/dim]")
+            err_console.print(
+                "[dim]  (older turns were summarised; the transcript keeps them)[/dim]"
+            )
     companion.lanes.close()
     transcripts.close()
 
@@ -101,8 +109,7 @@ def persona_show(as_json: bool) -> None:
         _print_json(card.card)
         return
     data = card.card["data"]
-    for key in ("name", "description", "personality", "scenario", "first_mes",
-                "system_prompt"):
+    for key in ("name", "description", "personality", "scenario", "first_mes", "system_prompt"):
         console.print(f"[bold]{key}[/bold]: {esc(str(data.get(key) or ''))}")
     for key, value in data.get("extensions", {}).get("ankita", {}).items():
         console.print(f"[bold]{key}[/bold]: {esc(str(value))}")
@@ -140,13 +147,11 @@ def persona_edit() -> None:
     """Open the card in $EDITOR; it is checked before it is saved."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     card = load_persona(persona_path())
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False,
-                                     encoding="utf-8") as handle:
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as handle:
         handle.write(card.to_json() + "\n")
     try:
         subprocess.run([*editor.split(), handle.name], check=True)
-        edited = Persona.from_json(Path(handle.name).read_text(encoding="utf-8"),
-                                   "the edited card")
+        edited = Persona.from_json(Path(handle.name).read_text(encoding="utf-8"), "the edited card")
     except subprocess.CalledProcessError as exc:
         raise InvalidInput(f"the editor exited with {exc.returncode}; nothing saved") from None
     finally:
@@ -173,12 +178,18 @@ def _runner(ctx: click.Context) -> Any:
                 if not pairs:
                     return "No conflicts wait for an answer."
                 return "These wait for your answer: " + "; ".join(
-                    f'"{p.a.text}" or "{p.b.text}"' for p in pairs)
+                    f'"{p.a.text}" or "{p.b.text}"' for p in pairs
+                )
             raise InvalidInput(f"unknown action {name!r}")
         transcripts = Transcripts(chat_db_path())
         try:
-            companion = Companion(memory, open_model(), load_persona(persona_path()),
-                                  transcripts, session=f"task-{job.id}")
+            companion = Companion(
+                memory,
+                open_model(),
+                load_persona(persona_path()),
+                transcripts,
+                session=f"task-{job.id}",
+            )
             return companion.send(job.prompt).text or "[SILENT]"
         finally:
             transcripts.close()
@@ -221,18 +232,38 @@ def tasks() -> None:
 @click.option("--cron", default=None, help="A cron expression, e.g. '0 9 * * *'.")
 @click.option("--at", "at_", default=None, help="Once, at an ISO time (2026-12-01T09:00).")
 @click.option("--prompt", default=None, help="What to ask the companion.")
-@click.option("--action", type=click.Choice(sorted(ACTIONS)), default=None,
-              help="A built-in action instead of a prompt.")
+@click.option(
+    "--action",
+    type=click.Choice(sorted(ACTIONS)),
+    default=None,
+    help="A built-in action instead of a prompt.",
+)
 @click.option("--heartbeat", is_flag=True, help="A check-in: retried when busy, active hours.")
 @click.option("--active-hours", default=None, help="Heartbeats only: 08:00-22:00.")
 @click.option("--tz", default="UTC", show_default=True, help="The schedule's time zone.")
-@click.option("--to", "target", default="inbox", show_default=True,
-              help="Where results go: inbox, or channel:NAME:CHAT_ID.")
+@click.option(
+    "--to",
+    "target",
+    default="inbox",
+    show_default=True,
+    help="Where results go: inbox, or channel:NAME:CHAT_ID.",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def tasks_add(ctx: click.Context, name: str, every: str | None, cron: str | None,
-              at_: str | None, prompt: str | None, action: str | None, heartbeat: bool,
-              active_hours: str | None, tz: str, target: str, as_json: bool) -> None:
+def tasks_add(
+    ctx: click.Context,
+    name: str,
+    every: str | None,
+    cron: str | None,
+    at_: str | None,
+    prompt: str | None,
+    action: str | None,
+    heartbeat: bool,
+    active_hours: str | None,
+    tz: str,
+    target: str,
+    as_json: bool,
+) -> None:
     """Add a task NAME with one schedule and a prompt (or a built-in action)."""
     given = [(k, v) for k, v in (("every", every), ("cron", cron), ("at", at_)) if v]
     if len(given) != 1:
@@ -243,9 +274,15 @@ def tasks_add(ctx: click.Context, name: str, every: str | None, cron: str | None
     if where is not None:
         _configured(_channels(), where[0])
     s = _scheduler(ctx)
-    job = s.add(name, f"{given[0][0]} {given[0][1]}", prompt or f"action:{action}",
-                kind="heartbeat" if heartbeat else "task", tz=tz, active_hours=active_hours,
-                target=target)
+    job = s.add(
+        name,
+        f"{given[0][0]} {given[0][1]}",
+        prompt or f"action:{action}",
+        kind="heartbeat" if heartbeat else "task",
+        tz=tz,
+        active_hours=active_hours,
+        target=target,
+    )
     state = dict((j.id, st) for j, st in s.jobs())[job.id]
     if as_json:
         _print_json({**job.__dict__, **state})
@@ -263,8 +300,10 @@ def tasks_list(ctx: click.Context, as_json: bool) -> None:
         _print_json(rows)
         return
     for row in rows:
-        console.print(f"{row['id']}  {esc(row['name'])}  {row['kind']}  {esc(row['schedule'])} "
-                      f"({row['tz']})  next {row['next_run_at']}  last {row['last_status']}")
+        console.print(
+            f"{row['id']}  {esc(row['name'])}  {row['kind']}  {esc(row['schedule'])} "
+            f"({row['tz']})  next {row['next_run_at']}  last {row['last_status']}"
+        )
 
 
 @tasks.command(name="remove")
@@ -288,8 +327,10 @@ def tasks_runs(ctx: click.Context, job_id: str | None, limit: int, as_json: bool
         _print_json([r.to_dict() for r in runs])
         return
     for run in runs:
-        console.print(f"{run.finished_at or run.started_at}  {run.job_id}  {run.status}  "
-                      f"{esc(run.output or run.reason or '')}")
+        console.print(
+            f"{run.finished_at or run.started_at}  {run.job_id}  {run.status}  "
+            f"{esc(run.output or run.reason or '')}"
+        )
 
 
 @tasks.command(name="run-now")
@@ -310,8 +351,11 @@ def tasks_run_now(ctx: click.Context, job_id: str, as_json: bool) -> None:
 def tasks_run(ctx: click.Context) -> None:
     """Keep running due tasks (every second) until stopped; recovers interrupted runs first."""
     s = _scheduler(ctx)
-    s.subscribe(lambda run: console.print(
-        f"{run.finished_at}  {run.job_id}  {run.status}  {esc(run.output or run.reason or '')}"))
+    s.subscribe(
+        lambda run: console.print(
+            f"{run.finished_at}  {run.job_id}  {run.status}  {esc(run.output or run.reason or '')}"
+        )
+    )
     s.recover()
     try:
         while True:
@@ -335,6 +379,7 @@ def tasks_inbox(ctx: click.Context, as_json: bool) -> None:
 
 
 # -- applications --------------------------------------------------------------------------
+
 
 @click.group()
 def apps() -> None:
@@ -371,22 +416,42 @@ def apps_open(name: tuple[str, ...], dry_run: bool) -> None:
 
 # -- voice ---------------------------------------------------------------------------------
 
+
 @click.command()
 @click.argument("inputs", nargs=-1, required=True)
-@click.option("--phrase", "phrases", multiple=True,
-              help="A command you will say (repeatable): recognition is constrained to these "
-                   "plus the wake and stop words. Without any, free dictation is used.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Where spoken replies are written as WAV files.")
-@click.option("--follow-up", "follow_up_s", default=25.0, show_default=True,
-              help="Seconds to keep listening after a reply, without the wake word.")
+@click.option(
+    "--phrase",
+    "phrases",
+    multiple=True,
+    help="A command you will say (repeatable): recognition is constrained to these "
+    "plus the wake and stop words. Without any, free dictation is used.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where spoken replies are written as WAV files.",
+)
+@click.option(
+    "--follow-up",
+    "follow_up_s",
+    default=25.0,
+    show_default=True,
+    help="Seconds to keep listening after a reply, without the wake word.",
+)
 @click.pass_context
-def voice(ctx: click.Context, inputs: tuple[str, ...], phrases: tuple[str, ...],
-          out_dir: str | None, follow_up_s: float) -> None:
+def voice(
+    ctx: click.Context,
+    inputs: tuple[str, ...],
+    phrases: tuple[str, ...],
+    out_dir: str | None,
+    follow_up_s: float,
+) -> None:
     """A voice session from INPUTS, in order: WAV files (what the microphone heard), `+N`
     (N seconds of silence), or text (an injected transcript)."""
-    from ._voice import Voice, VoiceSettings
-    from ._voiceproc import VoiceError, VoiceProcess
+    from ankita.companion._voice import Voice, VoiceSettings
+    from ankita.companion._voiceproc import VoiceError, VoiceProcess
 
     settings = VoiceSettings(follow_up_s=follow_up_s)
     now = {"t": 0.0}
@@ -395,8 +460,14 @@ def voice(ctx: click.Context, inputs: tuple[str, ...], phrases: tuple[str, ...],
     words = list(phrases) + list(settings.wake_words) + list(settings.stop_words)
     engine = VoiceProcess(words if phrases else ())
     transcripts = Transcripts(chat_db_path())
-    companion = Companion(_memory(ctx), open_model(), load_persona(persona_path()),
-                          transcripts, session="voice", apps=AppIndex())
+    companion = Companion(
+        _memory(ctx),
+        open_model(),
+        load_persona(persona_path()),
+        transcripts,
+        session="voice",
+        apps=AppIndex(),
+    )
 
     def log(text: str) -> None:
         console.print(f"[dim]{now['t']:7.1f}s[/dim] {text}")
@@ -458,6 +529,7 @@ def voice(ctx: click.Context, inputs: tuple[str, ...], phrases: tuple[str, ...],
 
 # -- channels ------------------------------------------------------------------------------
 
+
 @click.group()
 def channels() -> None:
     """Channels (Telegram, Discord, Slack): access policy, pairing, running, testing."""
@@ -480,7 +552,7 @@ def _configured(store: Channels, name: str) -> dict[str, Any]:
 def channels_list(as_json: bool) -> None:
     """Configured channels: policies, whether their secrets are set (never the values), and
     their outbox (anything not listed is denied)."""
-    from ._adapter import load_secrets
+    from ankita.companion._adapter import load_secrets
 
     store = _channels()
     rows, counts = store.configured(), store.outbox_counts()
@@ -496,32 +568,52 @@ def channels_list(as_json: bool) -> None:
         return
     for row in rows:
         outbox = ", ".join(f"{n} {status}" for status, n in sorted(row["outbox"].items()))
-        console.print(f"{esc(row['name'])}  {row['platform']}  dm: {row['dm_policy']}  "
-                      f"groups: {row['group_policy']}  allow: {', '.join(row['allow_from'])}  "
-                      f"user: {esc(row['user'])}  secrets: {esc(row['secrets'])}  "
-                      f"outbox: {outbox or 'empty'}")
+        console.print(
+            f"{esc(row['name'])}  {row['platform']}  dm: {row['dm_policy']}  "
+            f"groups: {row['group_policy']}  allow: {', '.join(row['allow_from'])}  "
+            f"user: {esc(row['user'])}  secrets: {esc(row['secrets'])}  "
+            f"outbox: {outbox or 'empty'}"
+        )
 
 
 @channels.command(name="add")
 @click.argument("name")
 @click.option("--platform", type=click.Choice(["telegram", "discord", "slack"]), required=True)
-@click.option("--dm", "dm_policy", type=click.Choice(["pairing", "allowlist", "open",
-                                                      "disabled"]), default="pairing",
-              show_default=True)
-@click.option("--groups", "group_policy", type=click.Choice(["open", "allowlist", "disabled"]),
-              default="disabled", show_default=True)
+@click.option(
+    "--dm",
+    "dm_policy",
+    type=click.Choice(["pairing", "allowlist", "open", "disabled"]),
+    default="pairing",
+    show_default=True,
+)
+@click.option(
+    "--groups",
+    "group_policy",
+    type=click.Choice(["open", "allowlist", "disabled"]),
+    default="disabled",
+    show_default=True,
+)
 @click.option("--allow", "allow_from", multiple=True, help="A sender or group id (repeatable).")
 @click.pass_context
-def channels_add(ctx: click.Context, name: str, platform: str, dm_policy: str,
-                 group_policy: str, allow_from: tuple[str, ...]) -> None:
+def channels_add(
+    ctx: click.Context,
+    name: str,
+    platform: str,
+    dm_policy: str,
+    group_policy: str,
+    allow_from: tuple[str, ...],
+) -> None:
     """Configure a channel's access policy (secrets stay in the environment)."""
     user = ctx.find_root().obj["user"]
     unpaired = _channels().add(name, platform, dm_policy, group_policy, list(allow_from), user)
-    console.print(f"{esc(name)}: {platform}, direct messages {dm_policy}, groups {group_policy}, "
-                  f"memory of {esc(user)}")
+    console.print(
+        f"{esc(name)}: {platform}, direct messages {dm_policy}, groups {group_policy}, "
+        f"memory of {esc(user)}"
+    )
     if unpaired:
-        console.print(f"{unpaired} paired senders were paired for another user's memory; "
-                      "they must pair again")
+        console.print(
+            f"{unpaired} paired senders were paired for another user's memory; they must pair again"
+        )
 
 
 @channels.command(name="pair")
@@ -550,8 +642,8 @@ def _report(line: str) -> None:
 @click.option("--to", "chat_id", default=None, help="Also send a test message to this chat id.")
 def channels_test(name: str, chat_id: str | None) -> None:
     """Check a channel's credentials (and send one message with --to)."""
-    from ._channels import Sent
-    from ._relay import open_adapter
+    from ankita.companion._channels import Sent
+    from ankita.companion._relay import open_adapter
 
     config = _configured(_channels(), name)
     adapter = open_adapter(config, lambda updates, offset: None, _report, None)
@@ -577,9 +669,11 @@ def channels_outbox(as_json: bool, limit: int) -> None:
         _print_json(rows)
         return
     for row in rows:
-        console.print(f"{row['id']}  {esc(row['channel'])}  {esc(row['chat_id'])}  "
-                      f"{row['status']}  attempts {row['attempts']}  "
-                      f"{esc(row['last_error'] or '')}")
+        console.print(
+            f"{row['id']}  {esc(row['channel'])}  {esc(row['chat_id'])}  "
+            f"{row['status']}  attempts {row['attempts']}  "
+            f"{esc(row['last_error'] or '')}"
+        )
 
 
 @channels.command(name="run")
@@ -590,7 +684,7 @@ def channels_run(ctx: click.Context, names: tuple[str, ...], with_tasks: bool) -
     """Connect the channels (all, or NAMES) and answer as the companion until stopped."""
     import signal
 
-    from ._relay import CompanionResponder, Relay
+    from ankita.companion._relay import CompanionResponder, Relay
 
     opts = ctx.find_root().obj
 
@@ -598,12 +692,17 @@ def channels_run(ctx: click.Context, names: tuple[str, ...], with_tasks: bool) -
     try:
         model.ping()
     except ModelError:
-        err_console.print("[yellow]warning[/yellow]: no chat model answered at "
-                          f"{esc(model.settings.base_url)}; pairing works, replies will say "
-                          "the model is unreachable")
+        err_console.print(
+            "[yellow]warning[/yellow]: no chat model answered at "
+            f"{esc(model.settings.base_url)}; pairing works, replies will say "
+            "the model is unreachable"
+        )
     responder = CompanionResponder(
-        lambda user: Memory(path=opts["db"], user=user, embedder=opts["embedder"]), model,
-        persona_path(), chat_db_path())
+        lambda user: Memory(path=opts["db"], user=user, embedder=opts["embedder"]),
+        model,
+        persona_path(),
+        chat_db_path(),
+    )
     relay = Relay(channels_db_path(), responder, report=_report, only=list(names) or None)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -620,8 +719,9 @@ def channels_run(ctx: click.Context, names: tuple[str, ...], with_tasks: bool) -
         _report(f"{name}: connected as {identity}")
     scheduler = _scheduler(ctx) if with_tasks else None
     if scheduler is not None:
-        scheduler.subscribe(lambda run: _report(
-            f"task {run.job_id}: {run.status} {run.output or run.reason or ''}"))
+        scheduler.subscribe(
+            lambda run: _report(f"task {run.job_id}: {run.status} {run.output or run.reason or ''}")
+        )
         scheduler.recover()
     try:
         while not stop.wait(1.0):

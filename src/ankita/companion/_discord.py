@@ -16,9 +16,9 @@ import os
 import re
 from typing import Any
 
-from .._errors import ChannelError
-from ._adapter import Adapter, LoopThread
-from ._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita._errors import ChannelError
+from ankita.companion._adapter import Adapter, LoopThread
+from ankita.companion._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
 
 READY_TIMEOUT_S = 30
 MAX_LIBRARY_WAIT_S = 10.0
@@ -38,11 +38,14 @@ def _point_library(api: str | None, gateway: str | None) -> None:
 class DiscordAdapter(Adapter):
     platform = "discord"
 
-    def __init__(self, *args: Any, api: str | None = None, gateway: str | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, api: str | None = None, gateway: str | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        _point_library(api or os.environ.get("ANKITA_DISCORD_API"),
-                       gateway or os.environ.get("ANKITA_DISCORD_GATEWAY"))
+        _point_library(
+            api or os.environ.get("ANKITA_DISCORD_API"),
+            gateway or os.environ.get("ANKITA_DISCORD_GATEWAY"),
+        )
         self.loop = LoopThread(f"discord-{self.channel}")
         self.client: Any = None
 
@@ -60,9 +63,11 @@ class DiscordAdapter(Adapter):
 
         # No member lists are needed, so none are fetched at start-up.
         # Short rate limits are waited out by discord.py; longer ones come back to the outbox.
-        self.client = client = discord.Client(intents=discord.Intents.default(),
-                                              chunk_guilds_at_startup=False,
-                                              max_ratelimit_timeout=MAX_LIBRARY_WAIT_S)
+        self.client = client = discord.Client(
+            intents=discord.Intents.default(),
+            chunk_guilds_at_startup=False,
+            max_ratelimit_timeout=MAX_LIBRARY_WAIT_S,
+        )
 
         @client.event
         async def on_message(message: Any) -> None:
@@ -108,8 +113,14 @@ class DiscordAdapter(Adapter):
             text = re.sub(rf"<@!?{me.id}>", " ", text).strip()
             if not text:
                 return None
-        return Inbound(self.channel, str(message.id), "dm" if direct else "group",
-                       str(message.channel.id), str(message.author.id), text)
+        return Inbound(
+            self.channel,
+            str(message.id),
+            "dm" if direct else "group",
+            str(message.channel.id),
+            str(message.author.id),
+            text,
+        )
 
     def disconnect(self) -> None:
         if self.client is not None:
@@ -127,8 +138,8 @@ class DiscordAdapter(Adapter):
             return Permanent(f"{chat_id!r} is not a Discord channel id")
         try:
             message = self.loop.call(
-                self.client.get_partial_messageable(int(chat_id)).send(text),
-                self.send_timeout_s)
+                self.client.get_partial_messageable(int(chat_id)).send(text), self.send_timeout_s
+            )
         except discord.RateLimited as exc:
             return RetryAfter(exc.retry_after)
         except (discord.Forbidden, discord.NotFound) as exc:

@@ -49,8 +49,9 @@ class Lane:
             done = threading.Event()
             result: dict[str, Any] = {}
 
-            def run(job: _Job = job, result: dict[str, Any] = result,
-                    done: threading.Event = done) -> None:
+            def run(
+                job: _Job = job, result: dict[str, Any] = result, done: threading.Event = done
+            ) -> None:
                 try:
                     result["value"] = job.fn()
                 except BaseException as exc:  # handed to the caller, never lost
@@ -62,16 +63,18 @@ class Lane:
             if not done.wait(job.deadline_s):
                 # The watchdog: the caller is told now; the stuck thread is left behind.
                 self.abandoned += 1
-                job.future.set_exception(TimeoutError(
-                    f"lane {self.name}: a job ran past its {job.deadline_s:g} s deadline"))
+                job.future.set_exception(
+                    TimeoutError(
+                        f"lane {self.name}: a job ran past its {job.deadline_s:g} s deadline"
+                    )
+                )
                 continue
             if "error" in result:
                 job.future.set_exception(result["error"])
             else:
                 job.future.set_result(result.get("value"))
 
-    def submit(self, fn: Callable[[], Any], deadline_s: float = DEFAULT_DEADLINE_S
-               ) -> Future[Any]:
+    def submit(self, fn: Callable[[], Any], deadline_s: float = DEFAULT_DEADLINE_S) -> Future[Any]:
         if self._closed:
             raise RuntimeError(f"lane {self.name} is closed")
         future: Future[Any] = Future()
@@ -97,12 +100,10 @@ class Lanes:
         with self._guard:
             if name not in self._lanes:
                 prefix = name.split(":", 1)[0]
-                self._lanes[name] = Lane(name, self.limits.get(name,
-                                                               self.limits.get(prefix, 1)))
+                self._lanes[name] = Lane(name, self.limits.get(name, self.limits.get(prefix, 1)))
             return self._lanes[name]
 
-    def run(self, name: str, fn: Callable[[], Any],
-            deadline_s: float = DEFAULT_DEADLINE_S) -> Any:
+    def run(self, name: str, fn: Callable[[], Any], deadline_s: float = DEFAULT_DEADLINE_S) -> Any:
         """Run `fn` in the lane and wait for it (a little past its deadline at most)."""
         return self.lane(name).submit(fn, deadline_s).result(timeout=deadline_s + 5)
 

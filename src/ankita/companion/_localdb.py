@@ -6,8 +6,8 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 
-from .._errors import StoreError
-from .._files import private_file
+from ankita._errors import StoreError
+from ankita._files import private_file
 
 
 def open_local(path: str, schema: Sequence[str], what: str) -> sqlite3.Connection:

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from .._errors import ConfigError, ModelError
+from ankita._errors import ConfigError, ModelError
 
 CONNECT_TIMEOUT_S = 3.0
 READ_TIMEOUT_S = 120.0  # a local model may think for a while before its first token
@@ -66,20 +66,24 @@ class ModelSettings:
         values: dict[str, Any] = {
             "provider": provider,
             "base_url": overrides.get("base_url") or env.get("ANKITA_CHAT_URL") or default_url,
-            "model": overrides.get("model") or env.get("ANKITA_CHAT_MODEL") or (
-                DEFAULT_OLLAMA_MODEL if provider == "ollama" else "local-model"),
+            "model": overrides.get("model")
+            or env.get("ANKITA_CHAT_MODEL")
+            or (DEFAULT_OLLAMA_MODEL if provider == "ollama" else "local-model"),
             "api_key": overrides.get("api_key") or env.get("ANKITA_CHAT_KEY") or None,
         }
-        for name, var, default in (("context_window", "ANKITA_CHAT_CONTEXT", DEFAULT_CONTEXT),
-                                   ("timeout_s", "ANKITA_CHAT_TIMEOUT", READ_TIMEOUT_S)):
+        for name, var, default in (
+            ("context_window", "ANKITA_CHAT_CONTEXT", DEFAULT_CONTEXT),
+            ("timeout_s", "ANKITA_CHAT_TIMEOUT", READ_TIMEOUT_S),
+        ):
             raw = overrides.get(name) or env.get(var)
             try:
                 values[name] = type(default)(raw) if raw else default
             except ValueError:
                 raise ConfigError(f"{var} must be a number, got {raw!r}") from None
         if not str(values["base_url"]).startswith(("http://", "https://")):
-            raise ConfigError(f"the chat URL must start with http:// or https://, got "
-                              f"{values['base_url']!r}")
+            raise ConfigError(
+                f"the chat URL must start with http:// or https://, got {values['base_url']!r}"
+            )
         if int(values["context_window"]) < 256:
             raise ConfigError("the context window must be at least 256 tokens")
         return cls(**values)
@@ -91,8 +95,12 @@ class ChatModel(ABC):
     settings: ModelSettings
 
     @abstractmethod
-    def chat(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (),
-             on_delta: OnDelta | None = None) -> ModelReply:
+    def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        on_delta: OnDelta | None = None,
+    ) -> ModelReply:
         """The model's next message."""
 
     def describe(self) -> str:
@@ -104,22 +112,27 @@ class ChatModel(ABC):
 
 
 class _HTTPModel(ChatModel):
-    def __init__(self, settings: ModelSettings,
-                 transport: httpx.BaseTransport | None = None) -> None:
+    def __init__(
+        self, settings: ModelSettings, transport: httpx.BaseTransport | None = None
+    ) -> None:
         self.settings = settings
         headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
         self.client = httpx.Client(
             timeout=httpx.Timeout(settings.timeout_s, connect=CONNECT_TIMEOUT_S),
-            headers=headers, transport=transport)
+            headers=headers,
+            transport=transport,
+        )
 
     def ping(self) -> None:
         path = "/api/tags" if self.settings.provider == "ollama" else "/models"
         try:
-            response = self.client.get(self.settings.base_url.rstrip("/") + path,
-                                       timeout=CONNECT_TIMEOUT_S)
+            response = self.client.get(
+                self.settings.base_url.rstrip("/") + path, timeout=CONNECT_TIMEOUT_S
+            )
         except httpx.HTTPError as exc:
-            raise ModelError(f"no chat model reachable at {self.settings.base_url} "
-                             f"({type(exc).__name__})") from exc
+            raise ModelError(
+                f"no chat model reachable at {self.settings.base_url} ({type(exc).__name__})"
+            ) from exc
         if response.status_code >= 500:
             raise ModelError(f"{self.describe()} answered HTTP {response.status_code}")
 
@@ -129,31 +142,42 @@ class _HTTPModel(ChatModel):
             with self.client.stream("POST", url, json=body) as response:
                 if response.status_code >= 400:
                     detail = response.read().decode("utf-8", "replace")[:300]
-                    raise ModelError(f"{self.describe()} answered HTTP {response.status_code}: "
-                                     f"{detail}")
+                    raise ModelError(
+                        f"{self.describe()} answered HTTP {response.status_code}: {detail}"
+                    )
                 yield from response.iter_lines()
         except httpx.TimeoutException as exc:
-            raise ModelError(f"{self.describe()} did not answer within "
-                             f"{self.settings.timeout_s:g} s ({type(exc).__name__})") from exc
+            raise ModelError(
+                f"{self.describe()} did not answer within "
+                f"{self.settings.timeout_s:g} s ({type(exc).__name__})"
+            ) from exc
         except httpx.TransportError as exc:
-            raise ModelError(f"no chat model reachable at {self.settings.base_url} "
-                             f"({type(exc).__name__}: {exc})") from exc
+            raise ModelError(
+                f"no chat model reachable at {self.settings.base_url} ({type(exc).__name__}: {exc})"
+            ) from exc
 
 
 class OpenAIChat(_HTTPModel):
     """OpenAI-compatible servers: LM Studio, llama.cpp's server, vLLM, OpenAI."""
 
-    def chat(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (),
-             on_delta: OnDelta | None = None) -> ModelReply:
-        body: dict[str, Any] = {"model": self.settings.model, "messages": list(messages),
-                                "stream": True, "stream_options": {"include_usage": True}}
+    def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        on_delta: OnDelta | None = None,
+    ) -> ModelReply:
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "messages": list(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         if tools:
             body["tools"] = list(tools)
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage: dict[str, Any] = {}
-        for line in self._stream(self.settings.base_url.rstrip("/") + "/chat/completions",
-                                 body):
+        for line in self._stream(self.settings.base_url.rstrip("/") + "/chat/completions", body):
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()
@@ -169,28 +193,39 @@ class OpenAIChat(_HTTPModel):
                         on_delta(delta["content"])
                 # Tool calls arrive in pieces keyed by index: the name once, arguments in parts.
                 for part in delta.get("tool_calls") or []:
-                    slot = calls.setdefault(int(part.get("index", 0)),
-                                            {"id": "", "name": "", "arguments": ""})
+                    slot = calls.setdefault(
+                        int(part.get("index", 0)), {"id": "", "name": "", "arguments": ""}
+                    )
                     slot["id"] = part.get("id") or slot["id"]
                     function = part.get("function") or {}
                     slot["name"] += function.get("name") or ""
                     slot["arguments"] += function.get("arguments") or ""
         return ModelReply(
             content="".join(text),
-            tool_calls=tuple(ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"])
-                             for i, c in sorted(calls.items())),
+            tool_calls=tuple(
+                ToolCall(c["id"] or f"call_{i}", c["name"], c["arguments"])
+                for i, c in sorted(calls.items())
+            ),
             prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"))
+            completion_tokens=usage.get("completion_tokens"),
+        )
 
 
 class OllamaChat(_HTTPModel):
     """Ollama's own API: NDJSON streaming, tool arguments as objects."""
 
-    def chat(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (),
-             on_delta: OnDelta | None = None) -> ModelReply:
-        body: dict[str, Any] = {"model": self.settings.model, "stream": True,
-                                "messages": [_to_ollama(m) for m in messages],
-                                "options": {"num_ctx": self.settings.context_window}}
+    def chat(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        on_delta: OnDelta | None = None,
+    ) -> ModelReply:
+        body: dict[str, Any] = {
+            "model": self.settings.model,
+            "stream": True,
+            "messages": [_to_ollama(m) for m in messages],
+            "options": {"num_ctx": self.settings.context_window},
+        }
         if tools:
             body["tools"] = list(tools)
         text: list[str] = []
@@ -209,24 +244,42 @@ class OllamaChat(_HTTPModel):
                     on_delta(message["content"])
             for call in message.get("tool_calls") or []:
                 function = call.get("function") or {}
-                calls.append(ToolCall(call.get("id") or f"call_{len(calls)}",
-                                      function.get("name", ""), function.get("arguments") or {}))
+                calls.append(
+                    ToolCall(
+                        call.get("id") or f"call_{len(calls)}",
+                        function.get("name", ""),
+                        function.get("arguments") or {},
+                    )
+                )
             if chunk.get("done"):
                 final = chunk
                 break
-        return ModelReply(content="".join(text), tool_calls=tuple(calls),
-                          prompt_tokens=final.get("prompt_eval_count"),
-                          completion_tokens=final.get("eval_count"))
+        return ModelReply(
+            content="".join(text),
+            tool_calls=tuple(calls),
+            prompt_tokens=final.get("prompt_eval_count"),
+            completion_tokens=final.get("eval_count"),
+        )
 
 
 def _to_ollama(message: Message) -> Message:
     """Ollama wants tool arguments as objects and names tool results by tool."""
     out = {"role": message["role"], "content": message.get("content") or ""}
     if message.get("tool_calls"):
-        out["tool_calls"] = [{"function": {"name": c["function"]["name"], "arguments": (
-            json.loads(c["function"]["arguments"]) if isinstance(c["function"]["arguments"], str)
-            and c["function"]["arguments"].strip().startswith("{")
-            else c["function"]["arguments"] or {})}} for c in message["tool_calls"]]
+        out["tool_calls"] = [
+            {
+                "function": {
+                    "name": c["function"]["name"],
+                    "arguments": (
+                        json.loads(c["function"]["arguments"])
+                        if isinstance(c["function"]["arguments"], str)
+                        and c["function"]["arguments"].strip().startswith("{")
+                        else c["function"]["arguments"] or {}
+                    ),
+                }
+            }
+            for c in message["tool_calls"]
+        ]
     if message["role"] == "tool" and message.get("name"):
         out["tool_name"] = message["name"]
     return out
@@ -236,15 +289,17 @@ def _json(data: str, model: ChatModel) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
     except ValueError:
-        raise ModelError(f"{model.describe()} sent something that is not JSON: "
-                         f"{data[:120]!r}") from None
+        raise ModelError(
+            f"{model.describe()} sent something that is not JSON: {data[:120]!r}"
+        ) from None
     if not isinstance(chunk, dict):
         raise ModelError(f"{model.describe()} sent an unexpected chunk: {data[:120]!r}")
     return chunk
 
 
-def open_model(settings: ModelSettings | None = None,
-               transport: httpx.BaseTransport | None = None) -> ChatModel:
+def open_model(
+    settings: ModelSettings | None = None, transport: httpx.BaseTransport | None = None
+) -> ChatModel:
     settings = settings or ModelSettings.from_env()
     cls = OllamaChat if settings.provider == "ollama" else OpenAIChat
     return cls(settings, transport=transport)

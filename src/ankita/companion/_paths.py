@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._config import default_db_path
+from ankita._config import default_db_path
 
 
 def data_dir() -> Path:

@@ -14,31 +14,43 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput
-from .._files import replacing
-from .._validate import validate_string
+from ankita._errors import InvalidInput
+from ankita._files import replacing
+from ankita._validate import validate_string
 
-TEXT_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example",
-               "system_prompt", "post_history_instructions", "creator_notes")
+TEXT_FIELDS = (
+    "name",
+    "description",
+    "personality",
+    "scenario",
+    "first_mes",
+    "mes_example",
+    "system_prompt",
+    "post_history_instructions",
+    "creator_notes",
+)
 SETTINGS = {  # extensions.ankita: name -> (allowed values, default)
     "caring": (("low", "medium", "high"), "high"),
     "teasing": (("none", "light", "playful"), "light"),
     "language": (None, "English"),
     "reply_length": (("short", "medium", "long"), "short"),
 }
-LENGTH_WORDS = {"short": "one to three sentences", "medium": "a short paragraph",
-                "long": "a few paragraphs when it helps"}
-DEFAULT_SYSTEM = ("You are {{char}}, a companion who talks with {{user}} and remembers what "
-                  "{{user}} tells you.")
+LENGTH_WORDS = {
+    "short": "one to three sentences",
+    "medium": "a short paragraph",
+    "long": "a few paragraphs when it helps",
+}
+DEFAULT_SYSTEM = (
+    "You are {{char}}, a companion who talks with {{user}} and remembers what {{user}} tells you."
+)
 DEFAULT_DATA: dict[str, Any] = {
     "name": "Ankita",
     "description": "A warm, curious companion with a good memory.",
     "personality": "kind, attentive, a little playful, honest about what she does not know",
     "scenario": "{{user}} chats with {{char}} whenever they like.",
-    "first_mes": "Hi! I'm {{char}}. Tell me about your day, or anything you'd like me to "
-                 "remember.",
+    "first_mes": "Hi! I'm {{char}}. Tell me about your day, or anything you'd like me to remember.",
     "mes_example": "<START>\n{{user}}: I started learning the piano.\n{{char}}: Oh, lovely! "
-                   "What are you practising first?",
+    "What are you practising first?",
     "system_prompt": "",
     "post_history_instructions": "",
     "creator_notes": "",
@@ -61,8 +73,9 @@ class Persona:
 
     @classmethod
     def default(cls) -> Persona:
-        return cls({"spec": "chara_card_v3", "spec_version": "3.0",
-                    "data": copy.deepcopy(DEFAULT_DATA)})
+        return cls(
+            {"spec": "chara_card_v3", "spec_version": "3.0", "data": copy.deepcopy(DEFAULT_DATA)}
+        )
 
     @classmethod
     def from_json(cls, text: str, where: str = "card") -> Persona:
@@ -78,8 +91,11 @@ class Persona:
             raise InvalidInput(f"{where} must be a JSON object")
         _check_strings(raw, where)
         # V2/V3 wrap the fields in "data"; V1 cards have them at the top level.
-        card: dict[str, Any] = copy.deepcopy(raw) if isinstance(raw.get("data"), dict) else {
-            "spec": "chara_card_v3", "spec_version": "3.0", "data": copy.deepcopy(raw)}
+        card: dict[str, Any] = (
+            copy.deepcopy(raw)
+            if isinstance(raw.get("data"), dict)
+            else {"spec": "chara_card_v3", "spec_version": "3.0", "data": copy.deepcopy(raw)}
+        )
         data: dict[str, Any] = card["data"]
         for name in TEXT_FIELDS:
             if name in data and not isinstance(data[name], str):
@@ -117,8 +133,9 @@ class Persona:
                 raise InvalidInput("the name cannot be empty")
             card["data"][key] = value
         else:
-            raise InvalidInput(f"unknown field {key!r}; fields: "
-                               f"{', '.join(TEXT_FIELDS + tuple(SETTINGS))}")
+            raise InvalidInput(
+                f"unknown field {key!r}; fields: {', '.join(TEXT_FIELDS + tuple(SETTINGS))}"
+            )
         return Persona(card)
 
     def to_json(self) -> str:
@@ -186,26 +203,36 @@ def save_persona(persona: Persona, path: Path) -> None:
 EXAMPLE_BUDGET = 300  # tokens kept for example exchanges, whatever the chat's length
 
 
-def build_system_prompt(persona: Persona, user: str, memory_block: str = "",
-                        question: str | None = None, summary: str | None = None) -> str:
+def build_system_prompt(
+    persona: Persona,
+    user: str,
+    memory_block: str = "",
+    question: str | None = None,
+    summary: str | None = None,
+) -> str:
     """The one system prompt: who the companion is, how it talks, what it remembers, what it
     should ask. Chat, voice and channels all call this."""
     data = persona.card["data"]
     base = str(data.get("system_prompt") or "").strip() or DEFAULT_SYSTEM
     caring, teasing = persona.setting("caring"), persona.setting("teasing")
     parts = [persona.fill(base, user)]
-    for label, key in (("About you", "description"), ("Your personality", "personality"),
-                       ("Scenario", "scenario")):
+    for label, key in (
+        ("About you", "description"),
+        ("Your personality", "personality"),
+        ("Scenario", "scenario"),
+    ):
         if str(data.get(key) or "").strip():
             parts.append(f"{label}: {persona.fill(str(data[key]), user)}")
     parts.append(
         f"Style: answer in {persona.setting('language')}, in "
         f"{LENGTH_WORDS[persona.setting('reply_length')]}. Care for {user}: {caring}. "
-        f"Teasing: {teasing}.")
+        f"Teasing: {teasing}."
+    )
     parts.append(
         "Memory: you have tools. Call remember when the user tells you something lasting "
         "about themselves or their world, forget when they ask you to, recall to look "
-        "something up. Never claim to remember what is not in your memory.")
+        "something up. Never claim to remember what is not in your memory."
+    )
     examples = persona.examples(user, EXAMPLE_BUDGET)
     if examples:
         parts.append("Example exchanges (tone only, not facts):\n" + examples)

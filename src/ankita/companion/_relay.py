@@ -17,22 +17,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._errors import AnkitaError, ConfigError, InvalidInput, ModelError
-from .._files import private_file
-from ._adapter import Adapter, Ingest, Report, load_secrets
-from ._channels import Channels, Inbound, Permanent, SendResult, Sent, describe
+from ankita._errors import AnkitaError, ConfigError, InvalidInput, ModelError
+from ankita._files import private_file
+from ankita.companion._adapter import Adapter, Ingest, Report, load_secrets
+from ankita.companion._channels import Channels, Inbound, Permanent, SendResult, Sent, describe
 
 # (message, its channel's configuration) -> the reply, or None to stay silent.
 Respond = Callable[[Inbound, dict[str, Any]], "str | None"]
 AdapterFactory = Callable[[dict[str, Any], Ingest, Report, "str | None"], Adapter]
 
-ADAPTERS = {"telegram": ("._telegram", "TelegramAdapter"), "slack": ("._slack", "SlackAdapter"),
-            "discord": ("._discord", "DiscordAdapter")}
+ADAPTERS = {
+    "telegram": ("._telegram", "TelegramAdapter"),
+    "slack": ("._slack", "SlackAdapter"),
+    "discord": ("._discord", "DiscordAdapter"),
+}
 SORRY = "Sorry, I can't answer right now: my model is not reachable. Please try again later."
 
 
-def open_adapter(config: dict[str, Any], ingest: Ingest, report: Report,
-                 offset: str | None, **options: Any) -> Adapter:
+def open_adapter(
+    config: dict[str, Any], ingest: Ingest, report: Report, offset: str | None, **options: Any
+) -> Adapter:
     """The adapter for a configured channel, with its secrets from the environment or file."""
     secrets = load_secrets(config["name"], config["platform"])
     # Imported on use: each platform's library is an optional extra.
@@ -40,16 +44,23 @@ def open_adapter(config: dict[str, Any], ingest: Ingest, report: Report,
     try:
         cls: type[Adapter] = getattr(importlib.import_module(module, __package__), name)
     except ModuleNotFoundError as exc:
-        raise ConfigError(f"the {config['platform']} channel needs its library ({exc.name}): "
-                          "pip install 'ankita[channels]'") from None
+        raise ConfigError(
+            f"the {config['platform']} channel needs its library ({exc.name}): "
+            "pip install 'ankita[channels]'"
+        ) from None
     return cls(config["name"], secrets, ingest, report=report, offset=offset, **options)
 
 
 class Relay:
-    def __init__(self, path: str | Path, respond: Respond,
-                 make_adapter: AdapterFactory = open_adapter,
-                 report: Report | None = None, drain_every_s: float = 1.0,
-                 only: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        respond: Respond,
+        make_adapter: AdapterFactory = open_adapter,
+        report: Report | None = None,
+        drain_every_s: float = 1.0,
+        only: list[str] | None = None,
+    ) -> None:
         self.path = str(path)
         self.respond = respond
         self.make_adapter = make_adapter
@@ -74,8 +85,9 @@ class Relay:
             fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             self._lock_file.close()
-            raise InvalidInput("another `ankita channels run` is using this channel store"
-                               ) from None
+            raise InvalidInput(
+                "another `ankita channels run` is using this channel store"
+            ) from None
         identities = {}
         try:
             released = self._ingress.release_claims()
@@ -88,15 +100,21 @@ class Relay:
                     raise InvalidInput(f"no channel named {', '.join(sorted(unknown))}")
                 configs = [c for c in configs if c["name"] in self.only]
             for config in configs:
-                adapter = self.make_adapter(config, self._ingest_for(config["name"]),
-                                            self.report, self._ingress.offset(config["name"]))
+                adapter = self.make_adapter(
+                    config,
+                    self._ingest_for(config["name"]),
+                    self.report,
+                    self._ingress.offset(config["name"]),
+                )
                 self.adapters[config["name"]] = adapter
                 identities[config["name"]] = adapter.connect(receive=True)
         except BaseException:
             self.stop()
             raise
-        for target, name in ((self._handle_loop, "relay-handler"),
-                             (self._drain_loop, "relay-drainer")):
+        for target, name in (
+            (self._handle_loop, "relay-handler"),
+            (self._drain_loop, "relay-drainer"),
+        ):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self.threads.append(thread)
@@ -206,9 +224,10 @@ class CompanionResponder:
     """Answers each conversation as the companion, in a transcript session of its own
     (platform.channel.chat_type.chat_id) and with the memory of the channel's user."""
 
-    def __init__(self, open_memory: Callable[[str], Any], model: Any, persona_path: Path,
-                 chat_db: Path) -> None:
-        from ._lanes import Lanes
+    def __init__(
+        self, open_memory: Callable[[str], Any], model: Any, persona_path: Path, chat_db: Path
+    ) -> None:
+        from ankita.companion._lanes import Lanes
 
         self.open_memory = open_memory
         self.model = model
@@ -219,18 +238,22 @@ class CompanionResponder:
         self._transcripts: Any = None
 
     def __call__(self, message: Inbound, config: dict[str, Any]) -> str | None:
-        from ._persona import load_persona
-        from ._runtime import Companion
-        from ._transcripts import Transcripts
+        from ankita.companion._persona import load_persona
+        from ankita.companion._runtime import Companion
+        from ankita.companion._transcripts import Transcripts
 
         user = config["user"]
-        memory = self.memories.get(user) or self.memories.setdefault(user,
-                                                                     self.open_memory(user))
+        memory = self.memories.get(user) or self.memories.setdefault(user, self.open_memory(user))
         if self._transcripts is None:
             self._transcripts = Transcripts(self.chat_db)
-        companion = Companion(memory, self.model, load_persona(self.persona_path),
-                              self._transcripts, session=message.session_key(config["platform"]),
-                              lanes=self.lanes)
+        companion = Companion(
+            memory,
+            self.model,
+            load_persona(self.persona_path),
+            self._transcripts,
+            session=message.session_key(config["platform"]),
+            lanes=self.lanes,
+        )
         turn = companion.send(message.text)
         return turn.text if turn.kind == "normal" and turn.text else None
 

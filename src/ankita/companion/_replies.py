@@ -30,7 +30,7 @@ def classify(reply: str | None, failed: bool = False) -> Classified:
         return Classified("silent", "")
     # Only the token (and punctuation around it) at the very start or end counts as silence.
     leading = _TOKEN.match(stripped)
-    if leading and _ONLY_PUNCTUATION.match(stripped[leading.end():]):
+    if leading and _ONLY_PUNCTUATION.match(stripped[leading.end() :]):
         return Classified("silent", "")
     cleaned = _strip_tokens(stripped)
     if _ONLY_PUNCTUATION.match(cleaned):
@@ -42,11 +42,11 @@ def _strip_tokens(text: str) -> str:
     """Remove a token found at the start or end of a reply that also says something."""
     for _ in range(2):
         head = _TOKEN.match(text)
-        if head and head.end() > 0 and _is_token(text[:head.end()]):
-            text = text[head.end():].lstrip(" :-–—\n")
+        if head and head.end() > 0 and _is_token(text[: head.end()]):
+            text = text[head.end() :].lstrip(" :-–—\n")
         tail = re.search(_TOKEN.pattern + r"\s*$", text, re.IGNORECASE)
         if tail and _is_token(tail.group(0)):
-            text = text[:tail.start()].rstrip()
+            text = text[: tail.start()].rstrip()
     return text.strip()
 
 
@@ -59,6 +59,6 @@ def _is_token(piece: str) -> bool:
 def strip_head_token(text: str) -> str:
     """The text without a silent token at its very start (for streaming, before the end)."""
     head = _TOKEN.match(text)
-    if head and head.end() > 0 and _is_token(text[:head.end()]):
-        return text[head.end():].lstrip(" :-–—\n")
+    if head and head.end() > 0 and _is_token(text[: head.end()]):
+        return text[head.end() :].lstrip(" :-–—\n")
     return text

@@ -21,37 +21,55 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .. import tools as memory_tools
-from .._errors import AnkitaError, InvalidInput, ModelError
-from .._memory import Memory
-from ._apps import AppIndex
-from ._lanes import Lanes
-from ._model import ChatModel, ModelReply
-from ._persona import Persona, build_system_prompt, estimate_tokens
-from ._replies import classify, strip_head_token
-from ._transcripts import Message, Transcripts, validate_session
+from ankita import tools as memory_tools
+from ankita._errors import AnkitaError, InvalidInput, ModelError
+from ankita._memory import Memory
+from ankita.companion._apps import AppIndex
+from ankita.companion._lanes import Lanes
+from ankita.companion._model import ChatModel, ModelReply
+from ankita.companion._persona import Persona, build_system_prompt, estimate_tokens
+from ankita.companion._replies import classify, strip_head_token
+from ankita.companion._transcripts import Message, Transcripts, validate_session
 
 MAX_TOOL_ROUNDS = 5
 KEEP_RECENT = 6  # messages kept verbatim through a compaction
 COMPACT_AT = 0.6
 RECALL_TURNS = 3  # user messages whose words feed recall
-FALLBACK_SUMMARY = ("(Earlier parts of this conversation were shortened because a summary "
-                    "could not be made. They are saved in the transcript.)")
-FLUSH_PROMPT = ("The conversation is about to be shortened. If the user said anything lasting "
-                "about themselves that is not in your memory yet, save it now with the remember "
-                "tool. Then answer with exactly [SILENT].")
-SUMMARY_PROMPT = ("Summarise this part of a conversation between {user} and {char} in a few "
-                  "sentences: what was discussed, decided or promised. Facts about {user} are "
-                  "stored elsewhere; keep only what the conversation needs to continue.")
+FALLBACK_SUMMARY = (
+    "(Earlier parts of this conversation were shortened because a summary "
+    "could not be made. They are saved in the transcript.)"
+)
+FLUSH_PROMPT = (
+    "The conversation is about to be shortened. If the user said anything lasting "
+    "about themselves that is not in your memory yet, save it now with the remember "
+    "tool. Then answer with exactly [SILENT]."
+)
+SUMMARY_PROMPT = (
+    "Summarise this part of a conversation between {user} and {char} in a few "
+    "sentences: what was discussed, decided or promised. Facts about {user} are "
+    "stored elsewhere; keep only what the conversation needs to continue."
+)
 
 
-OPEN_APP_TOOL = {"type": "function", "function": {
-    "name": "open_app",
-    "description": "Open an installed application on the user's computer by its name. If "
-                   "the name is ambiguous, the result says which apps to ask the user about.",
-    "parameters": {"type": "object", "properties": {"name": {
-        "type": "string", "description": "The application's name, e.g. 'calculator'."}},
-        "required": ["name"], "additionalProperties": False}}}
+OPEN_APP_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "open_app",
+        "description": "Open an installed application on the user's computer by its name. If "
+        "the name is ambiguous, the result says which apps to ask the user about.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "description": "The application's name, e.g. 'calculator'.",
+                }
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -67,11 +85,19 @@ class Turn:
 
 
 class Companion:
-    def __init__(self, memory: Memory, model: ChatModel, persona: Persona,
-                 transcripts: Transcripts, session: str = "default",
-                 user_name: str | None = None, compact_at: float = COMPACT_AT,
-                 lanes: Lanes | None = None, deadline_s: float | None = None,
-                 apps: AppIndex | None = None) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        model: ChatModel,
+        persona: Persona,
+        transcripts: Transcripts,
+        session: str = "default",
+        user_name: str | None = None,
+        compact_at: float = COMPACT_AT,
+        lanes: Lanes | None = None,
+        deadline_s: float | None = None,
+        apps: AppIndex | None = None,
+    ) -> None:
         self.memory, self.model, self.persona = memory, model, persona
         self.apps = apps  # with an index, the model also gets the open_app tool
         self.transcripts = transcripts
@@ -107,8 +133,9 @@ class Companion:
                 summary = message.content
                 keep_from = int(message.extra.get("keep_from", message.seq))
                 pinned = set(message.extra.get("pinned", []))
-        return summary, [m for m in messages if m.kind == "turn"
-                         and (m.seq >= keep_from or m.seq in pinned)]
+        return summary, [
+            m for m in messages if m.kind == "turn" and (m.seq >= keep_from or m.seq in pinned)
+        ]
 
     def _pending_question(self) -> tuple[str, tuple[str, str] | None]:
         """A conflict not yet asked about in this session, as an instruction to ask it."""
@@ -117,10 +144,12 @@ class Companion:
             key = f"{pair.a.id}|{pair.b.id}"
             if key in asked:
                 continue
-            text = (f"Your memory holds two facts that disagree: [{pair.a.id}] \"{pair.a.text}\" "
-                    f"and [{pair.b.id}] \"{pair.b.text}\". Ask {self.user_name}, once and "
-                    "briefly, which is current (or whether both are true). When they answer, "
-                    "call resolve_conflict with keep and over, or clear_conflict if both hold.")
+            text = (
+                f'Your memory holds two facts that disagree: [{pair.a.id}] "{pair.a.text}" '
+                f'and [{pair.b.id}] "{pair.b.text}". Ask {self.user_name}, once and '
+                "briefly, which is current (or whether both are true). When they answer, "
+                "call resolve_conflict with keep and over, or clear_conflict if both hold."
+            )
             return text, (pair.a.id, pair.b.id)
         return "", None
 
@@ -139,19 +168,23 @@ class Companion:
                 seqs.add(int(seq))
         return seqs
 
-    def _system(self, history: list[Message], summary: str | None,
-                question: str) -> dict[str, Any]:
+    def _system(self, history: list[Message], summary: str | None, question: str) -> dict[str, Any]:
         said = [m.content for m in history if m.role == "user"][-RECALL_TURNS:]
         block = self.memory.recall(" ".join(said)[-2000:]).to_prompt() if said else ""
-        return {"role": "system", "content": build_system_prompt(
-            self.persona, self.user_name, block, question or None, summary)}
+        return {
+            "role": "system",
+            "content": build_system_prompt(
+                self.persona, self.user_name, block, question or None, summary
+            ),
+        }
 
     # -- one turn -------------------------------------------------------------------------
 
     def send(self, text: str, on_delta: Callable[[str], None] | None = None) -> Turn:
         """Answer one user message; runs in the session's lane, under the watchdog."""
-        result: Turn = self.lanes.run(f"session:{self.session}",
-                                      lambda: self._send(text, on_delta), self.deadline_s)
+        result: Turn = self.lanes.run(
+            f"session:{self.session}", lambda: self._send(text, on_delta), self.deadline_s
+        )
         return result
 
     def _send(self, text: str, on_delta: Callable[[str], None] | None) -> Turn:
@@ -179,9 +212,12 @@ class Companion:
             raise
         verdict = classify(reply.content)
         held.finish(verdict.text if verdict.kind == "normal" else "")
-        said = self.transcripts.add(self.session, "assistant", reply.content if verdict.kind !=
-                                    "normal" else verdict.text,
-                                    kind="turn" if verdict.kind == "normal" else "silent")
+        said = self.transcripts.add(
+            self.session,
+            "assistant",
+            reply.content if verdict.kind != "normal" else verdict.text,
+            kind="turn" if verdict.kind == "normal" else "silent",
+        )
         if pair is not None:
             self._mark_asked(pair, said)
         compacted = False
@@ -190,24 +226,45 @@ class Companion:
         used = reply.prompt_tokens or estimate_tokens(json.dumps(messages))
         if used >= self.compact_at * self.window:
             compacted = self.compact()
-        return Turn(verdict.kind, verdict.text, tuple(calls), reply.prompt_tokens, compacted,
-                    pair)
+        return Turn(verdict.kind, verdict.text, tuple(calls), reply.prompt_tokens, compacted, pair)
 
-    def _converse(self, messages: list[dict[str, Any]], calls: list[str],
-                  on_delta: Callable[[str], None] | None) -> ModelReply:
+    def _converse(
+        self,
+        messages: list[dict[str, Any]],
+        calls: list[str],
+        on_delta: Callable[[str], None] | None,
+    ) -> ModelReply:
         """Ask the model; run its tool calls against memory and ask again, a few rounds."""
         tools = memory_tools.openai_tools() + ([OPEN_APP_TOOL] if self.apps else [])
         reply = self.model.chat(messages, tools, on_delta)
         for _ in range(MAX_TOOL_ROUNDS):
             if not reply.tool_calls:
                 return reply
-            assistant = {"role": "assistant", "content": reply.content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {
-                    "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str)
-                    else json.dumps(c.arguments)}} for c in reply.tool_calls]}
+            assistant = {
+                "role": "assistant",
+                "content": reply.content,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": c.arguments
+                            if isinstance(c.arguments, str)
+                            else json.dumps(c.arguments),
+                        },
+                    }
+                    for c in reply.tool_calls
+                ],
+            }
             messages.append(assistant)
-            self.transcripts.add(self.session, "assistant", reply.content, kind="tool",
-                                 tool_calls=assistant["tool_calls"])
+            self.transcripts.add(
+                self.session,
+                "assistant",
+                reply.content,
+                kind="tool",
+                tool_calls=assistant["tool_calls"],
+            )
             for call in reply.tool_calls:
                 try:
                     if call.name == "open_app" and self.apps is not None:
@@ -217,10 +274,12 @@ class Companion:
                 except AnkitaError as exc:  # the model sees the error and can correct itself
                     result = f"error ({exc.code}): {exc}"
                 calls.append(f"{call.name}({_short(call.arguments)}) -> {result}")
-                messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name,
-                                 "content": result})
-                self.transcripts.add(self.session, "tool", result, kind="tool",
-                                     tool_call_id=call.id, name=call.name)
+                messages.append(
+                    {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result}
+                )
+                self.transcripts.add(
+                    self.session, "tool", result, kind="tool", tool_call_id=call.id, name=call.name
+                )
             reply = self.model.chat(messages, tools, on_delta)
         return reply
 
@@ -254,33 +313,37 @@ class Companion:
         except ModelError as exc:
             # Never a wiped context: the fallback note stands in, every turn stays saved, and
             # the latest ones stay in the prompt.
-            self.transcripts.add(self.session, "assistant", f"summary failed: {exc}",
-                                 kind="error")
+            self.transcripts.add(self.session, "assistant", f"summary failed: {exc}", kind="error")
             text = (summary + "\n" if summary else "") + FALLBACK_SUMMARY
             summarised = False
-        self.transcripts.add(self.session, "system", text, kind="summary",
-                             keep_from=recent[0].seq, pinned=pinned)
+        self.transcripts.add(
+            self.session, "system", text, kind="summary", keep_from=recent[0].seq, pinned=pinned
+        )
         return summarised
 
     def _flush(self, history: list[Message], summary: str | None, question: str) -> None:
         """The silent turn: the model may call remember before anything is summarised."""
-        messages = [self._system(history, summary, question)] + \
-            [m.to_model() for m in history] + [{"role": "user", "content": FLUSH_PROMPT}]
+        messages = (
+            [self._system(history, summary, question)]
+            + [m.to_model() for m in history]
+            + [{"role": "user", "content": FLUSH_PROMPT}]
+        )
         calls: list[str] = []
         try:
             reply = self._converse(messages, calls, None)
         except ModelError as exc:
-            self.transcripts.add(self.session, "assistant", f"memory flush failed: {exc}",
-                                 kind="error")
+            self.transcripts.add(
+                self.session, "assistant", f"memory flush failed: {exc}", kind="error"
+            )
             return
-        self.transcripts.add(self.session, "assistant", reply.content, kind="flush",
-                             calls=calls)
+        self.transcripts.add(self.session, "assistant", reply.content, kind="flush", calls=calls)
 
     def _summarise(self, old: list[Message], summary: str | None) -> str:
         """Summaries of chunks that each fit well inside the window, folded together."""
         budget = int(self.window * 0.5)
-        instruction = SUMMARY_PROMPT.format(user=self.user_name,
-                                            char=self.persona.card["data"]["name"])
+        instruction = SUMMARY_PROMPT.format(
+            user=self.user_name, char=self.persona.card["data"]["name"]
+        )
         chunks: list[list[str]] = [[]]
         for message in old:
             line = f"{message.role}: {message.content}"[: budget * 4]
@@ -290,8 +353,9 @@ class Companion:
         running = summary or ""
         for chunk in chunks:
             prompt = (f"Summary so far: {running}\n\n" if running else "") + "\n".join(chunk)
-            reply = self.model.chat([{"role": "system", "content": instruction},
-                                     {"role": "user", "content": prompt}])
+            reply = self.model.chat(
+                [{"role": "system", "content": instruction}, {"role": "user", "content": prompt}]
+            )
             verdict = classify(reply.content)
             if verdict.kind != "normal":
                 raise ModelError("the summary came back empty")
@@ -316,16 +380,15 @@ class _Held:
             self.text, self.started = strip_head_token(self.text.lstrip()), True
         safe = len(self.text) - self.EDGE
         if self.out is not None and safe > self.sent:
-            self.out(self.text[self.sent:safe])
+            self.out(self.text[self.sent : safe])
             self.sent = safe
 
     def finish(self, final: str) -> None:
         """Print what is left of the classified text ('' for a silent reply)."""
         if self.out is not None and final and len(final) > self.sent:
-            self.out(final[self.sent:])
+            self.out(final[self.sent :])
 
 
 def _short(arguments: Any) -> str:
-    text = arguments if isinstance(arguments, str) else json.dumps(arguments,
-                                                                   ensure_ascii=False)
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "..."

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .._errors import AnkitaError, InvalidInput, NotFound
-from ._localdb import immediate, open_local
-from ._replies import classify
+from ankita._errors import AnkitaError, InvalidInput, NotFound
+from ankita.companion._localdb import immediate, open_local
+from ankita.companion._replies import classify
 
 BACKOFF_S = (30, 60, 300, 900, 3600)
 BUSY_RETRY_S = 5
@@ -119,8 +119,9 @@ def check_schedule(schedule: str, tz: str) -> None:
         try:
             moment = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise InvalidInput(f"at takes an ISO time such as 2026-12-01T09:00, got "
-                               f"{value!r}") from None
+            raise InvalidInput(
+                f"at takes an ISO time such as 2026-12-01T09:00, got {value!r}"
+            ) from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=zone)
     elif kind == "cron":
@@ -129,8 +130,7 @@ def check_schedule(schedule: str, tz: str) -> None:
         if not croniter.is_valid(value.strip()):
             raise InvalidInput(f"not a cron expression: {value!r}")
     else:
-        raise InvalidInput("a schedule is 'at <time>', 'every <interval>' or "
-                           "'cron <expression>'")
+        raise InvalidInput("a schedule is 'at <time>', 'every <interval>' or 'cron <expression>'")
 
 
 def next_after(job: Job, after: datetime) -> datetime | None:
@@ -192,9 +192,14 @@ def check_target(target: str) -> tuple[str, str] | None:
 
 
 class Scheduler:
-    def __init__(self, path: str | Path, runner: Runner,
-                 clock: Callable[[], datetime] | None = None, busy: Busy | None = None,
-                 deliver: Deliver | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        runner: Runner,
+        clock: Callable[[], datetime] | None = None,
+        busy: Busy | None = None,
+        deliver: Deliver | None = None,
+    ) -> None:
         self.path = str(path)
         self.deliver = deliver
         self.runner = runner
@@ -212,8 +217,16 @@ class Scheduler:
 
     # -- definitions ----------------------------------------------------------------------
 
-    def add(self, name: str, schedule: str, prompt: str, kind: str = "task",
-            tz: str = "UTC", target: str = "inbox", active_hours: str | None = None) -> Job:
+    def add(
+        self,
+        name: str,
+        schedule: str,
+        prompt: str,
+        kind: str = "task",
+        tz: str = "UTC",
+        target: str = "inbox",
+        active_hours: str | None = None,
+    ) -> Job:
         if kind not in ("task", "heartbeat"):
             raise InvalidInput("kind must be task or heartbeat")
         if not name.strip() or not prompt.strip():
@@ -227,15 +240,38 @@ class Scheduler:
             except ValueError:
                 raise InvalidInput("active hours look like 08:00-22:00") from None
         now = self.clock()
-        job = Job(uuid.uuid4().hex[:12], name.strip(), kind, schedule.strip(), tz,
-                  prompt.strip(), target, active_hours, True, _iso(now))
+        job = Job(
+            uuid.uuid4().hex[:12],
+            name.strip(),
+            kind,
+            schedule.strip(),
+            tz,
+            prompt.strip(),
+            target,
+            active_hours,
+            True,
+            _iso(now),
+        )
         first = next_after(job, now)
         with immediate(self.db):
-            self.db.execute("INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,1,?)",
-                            (job.id, job.name, job.kind, job.schedule, job.tz, job.prompt,
-                             job.target, job.active_hours, _iso(now)))
-            self.db.execute("INSERT INTO job_state (job_id, next_run_at) VALUES (?, ?)",
-                            (job.id, _iso(first) if first else None))
+            self.db.execute(
+                "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,1,?)",
+                (
+                    job.id,
+                    job.name,
+                    job.kind,
+                    job.schedule,
+                    job.tz,
+                    job.prompt,
+                    job.target,
+                    job.active_hours,
+                    _iso(now),
+                ),
+            )
+            self.db.execute(
+                "INSERT INTO job_state (job_id, next_run_at) VALUES (?, ?)",
+                (job.id, _iso(first) if first else None),
+            )
         return job
 
     def remove(self, job_id: str) -> None:
@@ -249,10 +285,21 @@ class Scheduler:
             "SELECT j.id, j.name, j.kind, j.schedule, j.tz, j.prompt, j.target, "
             "j.active_hours, j.enabled, j.created_at, s.next_run_at, s.retry_at, s.failures, "
             "s.last_status, s.last_run_at FROM jobs j JOIN job_state s ON s.job_id = j.id "
-            "ORDER BY j.created_at, j.id")
-        return [(Job(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9]), {
-            "next_run_at": r[10], "retry_at": r[11], "failures": r[12], "last_status": r[13],
-            "last_run_at": r[14]}) for r in rows]
+            "ORDER BY j.created_at, j.id"
+        )
+        return [
+            (
+                Job(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9]),
+                {
+                    "next_run_at": r[10],
+                    "retry_at": r[11],
+                    "failures": r[12],
+                    "last_status": r[13],
+                    "last_run_at": r[14],
+                },
+            )
+            for r in rows
+        ]
 
     def job(self, job_id: str) -> Job:
         for job, _ in self.jobs():
@@ -261,8 +308,10 @@ class Scheduler:
         raise NotFound(f"no task {job_id}")
 
     def runs(self, job_id: str | None = None, limit: int = 50) -> list[Run]:
-        sql = "SELECT id, job_id, slot, attempt, status, reason, output, started_at, " \
-              "finished_at FROM runs"
+        sql = (
+            "SELECT id, job_id, slot, attempt, status, reason, output, started_at, "
+            "finished_at FROM runs"
+        )
         params: tuple[Any, ...] = ()
         if job_id:
             sql += " WHERE job_id = ?"
@@ -276,12 +325,15 @@ class Scheduler:
         rows = self.db.execute(
             "SELECT id, job_id, slot, attempt, status, reason, output, started_at, finished_at "
             "FROM runs WHERE id > ? AND status != 'running' ORDER BY id LIMIT ?",
-            (after, limit)).fetchall()
+            (after, limit),
+        ).fetchall()
         return [Run(*r) for r in rows]
 
     def inbox(self) -> list[tuple[int, str, str, str]]:
-        return [(r[0], r[1], r[2], r[3]) for r in self.db.execute(
-            "SELECT id, job_id, text, at FROM inbox ORDER BY id")]
+        return [
+            (r[0], r[1], r[2], r[3])
+            for r in self.db.execute("SELECT id, job_id, text, at FROM inbox ORDER BY id")
+        ]
 
     # -- running --------------------------------------------------------------------------
 
@@ -291,8 +343,8 @@ class Scheduler:
         now = self.clock()
         done = []
         for run_id, job_id, slot, attempt, claim in self.db.execute(
-                "SELECT id, job_id, slot, attempt, claim_until FROM runs "
-                "WHERE status = 'running'").fetchall():
+            "SELECT id, job_id, slot, attempt, claim_until FROM runs WHERE status = 'running'"
+        ).fetchall():
             if claim and _parse(claim) > now:
                 continue  # another scheduler may still be working on it
             status = "interrupted" if attempt == 1 else "abandoned"
@@ -319,8 +371,7 @@ class Scheduler:
             out += self._due(job, state, now, bool(due_slot))
         return out
 
-    def _due(self, job: Job, state: dict[str, Any], now: datetime,
-             slot_due: bool) -> list[Run]:
+    def _due(self, job: Job, state: dict[str, Any], now: datetime, slot_due: bool) -> list[Run]:
         out: list[Run] = []
         slot = _parse(state["next_run_at"]) if slot_due else _parse(state["retry_at"])
         missed = 0
@@ -330,8 +381,11 @@ class Scheduler:
             while (nxt := next_after(job, cursor)) is not None and nxt <= now:
                 missed += 1
                 cursor = nxt
-        following = next_after(job, now) if slot_due else (
-            _parse(state["next_run_at"]) if state["next_run_at"] else None)
+        following = (
+            next_after(job, now)
+            if slot_due
+            else (_parse(state["next_run_at"]) if state["next_run_at"] else None)
+        )
         claimed = None
         with immediate(self.db):
             # Advance and claim in one transaction, before running: a crash from here on
@@ -339,23 +393,41 @@ class Scheduler:
             taken = self.db.execute(
                 "UPDATE job_state SET next_run_at = ?, retry_at = NULL WHERE job_id = ? "
                 "AND next_run_at IS ? AND retry_at IS ?",
-                (_iso(following) if following else None, job.id, state["next_run_at"],
-                 state["retry_at"])).rowcount
+                (
+                    _iso(following) if following else None,
+                    job.id,
+                    state["next_run_at"],
+                    state["retry_at"],
+                ),
+            ).rowcount
             if not taken:
                 return out  # another scheduler advanced it first: this occurrence is theirs
             if missed:
-                out.append(self._record(job, slot, "skipped",
-                                        f"missed {missed} occurrence(s) while not running; "
-                                        "collapsed into one catch-up run"))
+                out.append(
+                    self._record(
+                        job,
+                        slot,
+                        "skipped",
+                        f"missed {missed} occurrence(s) while not running; "
+                        "collapsed into one catch-up run",
+                    )
+                )
             if job.kind == "heartbeat" and not _in_active_hours(job, now):
                 out.append(self._record(job, slot, "skipped", "outside active hours"))
             elif job.kind == "heartbeat" and self.busy():
                 # Never dropped, never pushed a whole interval away: retried in seconds.
                 retry = now + timedelta(seconds=BUSY_RETRY_S)
-                self.db.execute("UPDATE job_state SET retry_at = ? WHERE job_id = ?",
-                                (_iso(retry), job.id))
-                out.append(self._record(job, slot, "busy", "a conversation turn is running; "
-                                        f"retry in {BUSY_RETRY_S} s"))
+                self.db.execute(
+                    "UPDATE job_state SET retry_at = ? WHERE job_id = ?", (_iso(retry), job.id)
+                )
+                out.append(
+                    self._record(
+                        job,
+                        slot,
+                        "busy",
+                        f"a conversation turn is running; retry in {BUSY_RETRY_S} s",
+                    )
+                )
             else:
                 claimed = self._claim(job, _iso(slot), 1)
         if claimed is not None:
@@ -373,11 +445,13 @@ class Scheduler:
 
     def _claim(self, job: Job, slot: str, attempt: int) -> int:
         now = self.clock()
-        return int(self.db.execute(
-            "INSERT INTO runs (job_id, slot, attempt, status, started_at, claim_until) "
-            "VALUES (?, ?, ?, 'running', ?, ?) RETURNING id",
-            (job.id, slot, attempt, _iso(now), _iso(now + timedelta(seconds=LEASE_S)))
-        ).fetchone()[0])
+        return int(
+            self.db.execute(
+                "INSERT INTO runs (job_id, slot, attempt, status, started_at, claim_until) "
+                "VALUES (?, ?, ?, 'running', ?, ?) RETURNING id",
+                (job.id, slot, attempt, _iso(now), _iso(now + timedelta(seconds=LEASE_S))),
+            ).fetchone()[0]
+        )
 
     def _run_claimed(self, job: Job, run_id: int) -> Run:
         try:
@@ -397,12 +471,18 @@ class Scheduler:
         return run
 
     def _failed(self, job: Job, run_id: int, reason: str) -> Run:
-        failures = self.db.execute("SELECT failures FROM job_state WHERE job_id = ?",
-                                   (job.id,)).fetchone()[0] + 1
+        failures = (
+            self.db.execute(
+                "SELECT failures FROM job_state WHERE job_id = ?", (job.id,)
+            ).fetchone()[0]
+            + 1
+        )
         wait = BACKOFF_S[min(failures, len(BACKOFF_S)) - 1]
         retry = self.clock() + timedelta(seconds=wait)
-        self.db.execute("UPDATE job_state SET failures = ?, retry_at = ? WHERE job_id = ?",
-                        (failures, _iso(retry), job.id))
+        self.db.execute(
+            "UPDATE job_state SET failures = ?, retry_at = ? WHERE job_id = ?",
+            (failures, _iso(retry), job.id),
+        )
         return self._finish(run_id, "error", None, f"{reason}; retry in {wait} s")
 
     def _deliver(self, job: Job, run_id: int, text: str) -> None:
@@ -411,31 +491,40 @@ class Scheduler:
                 raise InvalidInput(f"nothing delivers to {job.target} in this process")
             self.deliver(job.target, run_id, text)
             return
-        self.db.execute("INSERT INTO inbox (run_id, job_id, text, at) VALUES (?, ?, ?, ?)",
-                        (run_id, job.id, text, _iso(self.clock())))
+        self.db.execute(
+            "INSERT INTO inbox (run_id, job_id, text, at) VALUES (?, ?, ?, ?)",
+            (run_id, job.id, text, _iso(self.clock())),
+        )
 
     def _record(self, job: Job, slot: datetime, status: str, reason: str) -> Run:
         now = _iso(self.clock())
         run_id = self.db.execute(
             "INSERT INTO runs (job_id, slot, status, reason, started_at, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (job.id, _iso(slot), status, reason, now, now)).fetchone()[0]
+            (job.id, _iso(slot), status, reason, now, now),
+        ).fetchone()[0]
         return self._announce(run_id)
 
-    def _finish(self, run_id: int, status: str, output: str | None,
-                reason: str | None) -> Run:
+    def _finish(self, run_id: int, status: str, output: str | None, reason: str | None) -> Run:
         now = _iso(self.clock())
-        self.db.execute("UPDATE runs SET status = ?, output = ?, reason = ?, finished_at = ?, "
-                        "claim_until = NULL WHERE id = ?", (status, output, reason, now, run_id))
+        self.db.execute(
+            "UPDATE runs SET status = ?, output = ?, reason = ?, finished_at = ?, "
+            "claim_until = NULL WHERE id = ?",
+            (status, output, reason, now, run_id),
+        )
         job_id = self.db.execute("SELECT job_id FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
-        self.db.execute("UPDATE job_state SET last_status = ?, last_run_at = ? WHERE job_id = ?",
-                        (status, now, job_id))
+        self.db.execute(
+            "UPDATE job_state SET last_status = ?, last_run_at = ? WHERE job_id = ?",
+            (status, now, job_id),
+        )
         return self._announce(run_id)
 
     def _announce(self, run_id: int) -> Run:
-        row = self.db.execute("SELECT id, job_id, slot, attempt, status, reason, output, "
-                              "started_at, finished_at FROM runs WHERE id = ?",
-                              (run_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT id, job_id, slot, attempt, status, reason, output, "
+            "started_at, finished_at FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
         run = Run(*row)
         for callback in list(self.subscribers):
             callback(run)

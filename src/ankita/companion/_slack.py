@@ -13,16 +13,29 @@ import os
 import re
 from typing import Any
 
-from .._errors import ChannelError
-from ._adapter import Adapter
-from ._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita._errors import ChannelError
+from ankita.companion._adapter import Adapter
+from ankita.companion._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
 
 DEFAULT_API = "https://slack.com/api/"
 # Slack's error codes that another attempt cannot fix.
-PERMANENT = {"channel_not_found", "not_in_channel", "is_archived", "invalid_auth",
-             "account_inactive", "token_revoked", "not_authed", "msg_too_long", "no_text",
-             "restricted_action", "missing_scope", "invalid_blocks", "user_not_found",
-             "cannot_dm_bot", "ekm_access_denied"}
+PERMANENT = {
+    "channel_not_found",
+    "not_in_channel",
+    "is_archived",
+    "invalid_auth",
+    "account_inactive",
+    "token_revoked",
+    "not_authed",
+    "msg_too_long",
+    "no_text",
+    "restricted_action",
+    "missing_scope",
+    "invalid_blocks",
+    "user_not_found",
+    "cannot_dm_bot",
+    "ekm_access_denied",
+}
 
 
 class SlackAdapter(Adapter):
@@ -34,8 +47,11 @@ class SlackAdapter(Adapter):
 
         base = api or os.environ.get("ANKITA_SLACK_API") or DEFAULT_API
         self.base_url = base if base.endswith("/") else base + "/"
-        self.web = WebClient(token=self.secrets["BOT_TOKEN"], base_url=self.base_url,
-                             timeout=int(self.send_timeout_s))
+        self.web = WebClient(
+            token=self.secrets["BOT_TOKEN"],
+            base_url=self.base_url,
+            timeout=int(self.send_timeout_s),
+        )
         self.logger = logging.getLogger(f"ankita.slack.{self.channel}")
         self.logger.addHandler(logging.NullHandler())
         self.logger.propagate = False  # the libraries' log lines can carry request details
@@ -48,8 +64,9 @@ class SlackAdapter(Adapter):
         try:
             me = self.web.auth_test()
         except SlackApiError as exc:
-            raise ChannelError(self.redact(
-                f"Slack refused the bot token: {exc.response.get('error')}")) from None
+            raise ChannelError(
+                self.redact(f"Slack refused the bot token: {exc.response.get('error')}")
+            ) from None
         except (SlackClientError, OSError) as exc:
             raise ChannelError(self.redact(f"cannot reach Slack: {exc}")) from None
         self.bot_user = str(me.get("user_id") or "")
@@ -63,8 +80,12 @@ class SlackAdapter(Adapter):
         from slack_bolt.adapter.socket_mode import SocketModeHandler
         from slack_sdk import WebClient
 
-        app = App(client=self.web, process_before_response=True, logger=self.logger,
-                  signing_secret="socket-mode")  # Socket Mode does not sign requests
+        app = App(
+            client=self.web,
+            process_before_response=True,
+            logger=self.logger,
+            signing_secret="socket-mode",
+        )  # Socket Mode does not sign requests
 
         @app.event("message")
         def on_message(body: dict[str, Any], event: dict[str, Any]) -> None:
@@ -77,13 +98,13 @@ class SlackAdapter(Adapter):
             return None  # the same text also arrives as a message event, handled above
 
         socket_client = WebClient(base_url=self.base_url, timeout=int(self.send_timeout_s))
-        self.handler = SocketModeHandler(app, self.secrets["APP_TOKEN"], logger=self.logger,
-                                         web_client=socket_client)
+        self.handler = SocketModeHandler(
+            app, self.secrets["APP_TOKEN"], logger=self.logger, web_client=socket_client
+        )
         try:
             self.handler.connect()
         except Exception as exc:
-            raise ChannelError(self.redact(f"Slack Socket Mode did not connect: {exc}")
-                               ) from None
+            raise ChannelError(self.redact(f"Slack Socket Mode did not connect: {exc}")) from None
 
     def _normalise(self, body: dict[str, Any], event: dict[str, Any]) -> Inbound | None:
         if event.get("subtype") or event.get("bot_id") or not event.get("user"):
@@ -98,8 +119,14 @@ class SlackAdapter(Adapter):
         if not text:
             return None
         update_id = str(body.get("event_id") or event.get("client_msg_id") or event.get("ts"))
-        return Inbound(self.channel, update_id, "group" if group else "dm",
-                       str(event["channel"]), str(event["user"]), text)
+        return Inbound(
+            self.channel,
+            update_id,
+            "group" if group else "dm",
+            str(event["channel"]),
+            str(event["user"]),
+            text,
+        )
 
     def disconnect(self) -> None:
         if self.handler is not None:

@@ -14,7 +14,7 @@ import wave
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._errors import InvalidInput
+from ankita._errors import InvalidInput
 
 FRAME_S = 0.02
 SILENCE_S = 0.45  # this much quiet ends an utterance
@@ -46,7 +46,7 @@ def utterances(pcm: bytes, rate: int) -> list[bytes]:
     count = len(samples) // size
     if count == 0:
         return []
-    energy = np.sqrt((samples[:count * size].reshape(count, size) ** 2).mean(axis=1))
+    energy = np.sqrt((samples[: count * size].reshape(count, size) ** 2).mean(axis=1))
     loud = energy > max(200.0, 0.05 * float(energy.max()))
     gap = int(SILENCE_S / FRAME_S)
     pieces, start, quiet = [], None, 0
@@ -64,8 +64,11 @@ def utterances(pcm: bytes, rate: int) -> list[bytes]:
     # A margin of real audio, not added digital silence (which the recogniser misreads):
     # quiet consonants such as the s of "stop" sit below the energy line.
     margin = int(MARGIN_S / FRAME_S)
-    return [samples[max(0, a - margin) * size:min(count, b + margin) * size]
-            .astype("<i2").tobytes() for a, b in pieces if b - a >= 3]
+    return [
+        samples[max(0, a - margin) * size : min(count, b + margin) * size].astype("<i2").tobytes()
+        for a, b in pieces
+        if b - a >= 3
+    ]
 
 
 def grammar(phrases: Sequence[str]) -> str:
@@ -73,8 +76,7 @@ def grammar(phrases: Sequence[str]) -> str:
     if not words:
         raise InvalidInput("the voice grammar needs at least one phrase")
     cleaned = [w for w in words if all(c.isalpha() or c in " '" for c in w)]
-    return ("#JSGF V1.0;\ngrammar ankita;\npublic <utterance> = "
-            + " | ".join(cleaned) + ";\n")
+    return "#JSGF V1.0;\ngrammar ankita;\npublic <utterance> = " + " | ".join(cleaned) + ";\n"
 
 
 class Recognizer:
@@ -120,6 +122,10 @@ def speak_to_file(text: str, path: str | Path, voice: str = "en-us") -> Path:
     if binary is None:
         raise InvalidInput("speaking needs espeak-ng (apt-get install espeak-ng)")
     target = Path(path)
-    subprocess.run([binary, "-v", voice, "-s", "150", "-w", str(target), text], check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        [binary, "-v", voice, "-s", "150", "-w", str(target), text],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return target

@@ -13,9 +13,9 @@ import warnings
 from datetime import timedelta
 from typing import Any
 
-from .._errors import ChannelError
-from ._adapter import Adapter, LoopThread
-from ._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita._errors import ChannelError
+from ankita.companion._adapter import Adapter, LoopThread
+from ankita.companion._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
 
 # The library's documented opt-in to time periods as timedelta: without it, building a
 # RetryAfter error itself emits a deprecation warning.
@@ -40,9 +40,15 @@ def retry_after_s(exc: Any) -> float:
 class TelegramAdapter(Adapter):
     platform = "telegram"
 
-    def __init__(self, *args: Any, api: str | None = None, poll_s: int = POLL_S,
-                 backoff_s: tuple[float, ...] = BACKOFF_S, conflict_wait_s: float = 30,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        api: str | None = None,
+        poll_s: int = POLL_S,
+        backoff_s: tuple[float, ...] = BACKOFF_S,
+        conflict_wait_s: float = 30,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.backoff_s, self.conflict_wait_s = backoff_s, conflict_wait_s
         from telegram import Bot
@@ -51,10 +57,12 @@ class TelegramAdapter(Adapter):
         base = (api or os.environ.get("ANKITA_TELEGRAM_API") or DEFAULT_API).rstrip("/")
         self.poll_s = poll_s
         # Two request pools, as the library advises: the long poll must not starve sends.
-        self.bot = Bot(self.secrets["TOKEN"], base_url=f"{base}/bot",
-                       request=HTTPXRequest(connect_timeout=10, read_timeout=20),
-                       get_updates_request=HTTPXRequest(connect_timeout=10,
-                                                        read_timeout=poll_s + 10))
+        self.bot = Bot(
+            self.secrets["TOKEN"],
+            base_url=f"{base}/bot",
+            request=HTTPXRequest(connect_timeout=10, read_timeout=20),
+            get_updates_request=HTTPXRequest(connect_timeout=10, read_timeout=poll_s + 10),
+        )
         self.loop = LoopThread(f"telegram-{self.channel}")
         self.username = ""
         self.bot_id = 0
@@ -90,8 +98,9 @@ class TelegramAdapter(Adapter):
         failures = 0
         while not self.stopping:
             try:
-                updates = await self.bot.get_updates(offset=offset, timeout=self.poll_s,
-                                                     allowed_updates=["message"])
+                updates = await self.bot.get_updates(
+                    offset=offset, timeout=self.poll_s, allowed_updates=["message"]
+                )
             except asyncio.CancelledError:
                 raise
             except (InvalidToken, Forbidden) as exc:
@@ -99,13 +108,18 @@ class TelegramAdapter(Adapter):
                 return
             except Conflict:
                 # Another process polls with this token, or a webhook is set: wait, not spin.
-                self.report("another poller or a webhook holds this bot; retrying in "
-                            f"{self.conflict_wait_s:g} s")
+                self.report(
+                    "another poller or a webhook holds this bot; retrying in "
+                    f"{self.conflict_wait_s:g} s"
+                )
                 await asyncio.sleep(self.conflict_wait_s)
                 continue
             except TelegramError as exc:
-                wait = (retry_after_s(exc) if type(exc).__name__ == "RetryAfter"
-                        else self.backoff_s[min(failures, len(self.backoff_s) - 1)])
+                wait = (
+                    retry_after_s(exc)
+                    if type(exc).__name__ == "RetryAfter"
+                    else self.backoff_s[min(failures, len(self.backoff_s) - 1)]
+                )
                 failures += 1
                 self.report(f"polling failed ({exc}); retrying in {wait:g} s")
                 await asyncio.sleep(wait)
@@ -129,21 +143,30 @@ class TelegramAdapter(Adapter):
         text = message.text
         if group:
             mention = f"@{self.username}".lower()
-            replied = (message.reply_to_message is not None and
-                       message.reply_to_message.from_user is not None and
-                       message.reply_to_message.from_user.id == self.bot_id)
+            replied = (
+                message.reply_to_message is not None
+                and message.reply_to_message.from_user is not None
+                and message.reply_to_message.from_user.id == self.bot_id
+            )
             if mention not in text.lower() and not replied:
                 return None  # in groups the companion answers only when addressed
             text = text.replace(f"@{self.username}", "").strip() or text
-        return Inbound(self.channel, str(update.update_id), "group" if group else "dm",
-                       str(message.chat.id), str(message.from_user.id), text)
+        return Inbound(
+            self.channel,
+            str(update.update_id),
+            "group" if group else "dm",
+            str(message.chat.id),
+            str(message.from_user.id),
+            text,
+        )
 
     def send(self, chat_id: str, text: str) -> SendResult:
         from telegram.error import BadRequest, Forbidden, InvalidToken, TelegramError
 
         try:
-            message = self.loop.call(self.bot.send_message(chat_id=chat_id, text=text),
-                                     self.send_timeout_s)
+            message = self.loop.call(
+                self.bot.send_message(chat_id=chat_id, text=text), self.send_timeout_s
+            )
         except (BadRequest, Forbidden, InvalidToken) as exc:
             return Permanent(self.redact(f"{type(exc).__name__}: {exc}"))
         except TelegramError as exc:

@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput
-from ._localdb import open_local
+from ankita._errors import InvalidInput
+from ankita.companion._localdb import open_local
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS messages (
@@ -49,16 +49,20 @@ class Message:
     def to_model(self) -> dict[str, Any]:
         """The message as the model client takes it (OpenAI's shape)."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
-        out.update({k: v for k, v in self.extra.items()
-                    if k in ("tool_calls", "tool_call_id", "name")})
+        out.update(
+            {k: v for k, v in self.extra.items() if k in ("tool_calls", "tool_call_id", "name")}
+        )
         return out
 
 
 def validate_session(name: object) -> str:
-    if not isinstance(name, str) or not name or len(name) > 64 or not all(
-            c.isalnum() or c in "-_." for c in name):
-        raise InvalidInput(f"a session name is 1-64 letters, digits, '-', '_' or '.', got "
-                           f"{name!r}")
+    if (
+        not isinstance(name, str)
+        or not name
+        or len(name) > 64
+        or not all(c.isalnum() or c in "-_." for c in name)
+    ):
+        raise InvalidInput(f"a session name is 1-64 letters, digits, '-', '_' or '.', got {name!r}")
     return name
 
 
@@ -70,25 +74,35 @@ class Transcripts:
     def close(self) -> None:
         self.db.close()
 
-    def add(self, session: str, role: str, content: str, kind: str = "turn",
-            **extra: Any) -> Message:
+    def add(
+        self, session: str, role: str, content: str, kind: str = "turn", **extra: Any
+    ) -> Message:
         at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         row = self.db.execute(
             "INSERT INTO messages (session, role, content, kind, extra, at) VALUES "
             "(?, ?, ?, ?, ?, ?) RETURNING seq",
-            (session, role, content, kind, json.dumps(extra, ensure_ascii=False), at)
+            (session, role, content, kind, json.dumps(extra, ensure_ascii=False), at),
         ).fetchone()
         return Message(int(row[0]), role, content, kind, extra, at)
 
     def messages(self, session: str, since: int = 0) -> list[Message]:
-        return [Message(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in self.db.execute(
-            "SELECT seq, role, content, kind, extra, at FROM messages WHERE session = ? "
-            "AND seq > ? ORDER BY seq", (session, since))]
+        return [
+            Message(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5])
+            for r in self.db.execute(
+                "SELECT seq, role, content, kind, extra, at FROM messages WHERE session = ? "
+                "AND seq > ? ORDER BY seq",
+                (session, since),
+            )
+        ]
 
     def sessions(self) -> list[tuple[str, int, str]]:
         """(name, messages, last message at) of every session."""
-        return [(r[0], r[1], r[2]) for r in self.db.execute(
-            "SELECT session, count(*), max(at) FROM messages GROUP BY session ORDER BY 3")]
+        return [
+            (r[0], r[1], r[2])
+            for r in self.db.execute(
+                "SELECT session, count(*), max(at) FROM messages GROUP BY session ORDER BY 3"
+            )
+        ]
 
     def set_busy(self, until: datetime | None) -> None:
         """Mark a conversation turn as running (until a deadline), for other processes: a
@@ -100,10 +114,14 @@ class Transcripts:
         return bool(until) and datetime.fromisoformat(str(until)) > now
 
     def get(self, session: str, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM session_state WHERE session = ? AND key = ?",
-                              (session, key)).fetchone()
+        row = self.db.execute(
+            "SELECT value FROM session_state WHERE session = ? AND key = ?", (session, key)
+        ).fetchone()
         return str(row[0]) if row else None
 
     def put(self, session: str, key: str, value: str) -> None:
-        self.db.execute("INSERT INTO session_state VALUES (?, ?, ?) ON CONFLICT (session, key) "
-                        "DO UPDATE SET value = excluded.value", (session, key, value))
+        self.db.execute(
+            "INSERT INTO session_state VALUES (?, ?, ?) ON CONFLICT (session, key) "
+            "DO UPDATE SET value = excluded.value",
+            (session, key, value),
+        )

@@ -19,7 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 STANDBY, LISTENING, PROCESSING, SPEAKING, FOLLOW_UP = (
-    "standby", "listening", "processing", "speaking", "follow_up")
+    "standby",
+    "listening",
+    "processing",
+    "speaking",
+    "follow_up",
+)
 HINT = "Say Ankita first"
 
 
@@ -95,7 +100,7 @@ class Voice:
             command = self._words(text)
             for wake in self.settings.wake_words:  # saying the name again is fine
                 if command.startswith(wake + " "):
-                    command = command[len(wake) + 1:]
+                    command = command[len(wake) + 1 :]
             if not command or command in self.settings.wake_words:
                 return actions + [("listen", "")]
             self._go(PROCESSING, "command" if self.state == LISTENING else "follow-up")

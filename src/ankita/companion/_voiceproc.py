@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._errors import AnkitaError
+from ankita._errors import AnkitaError
 
 QUEUE_SIZE = 8
 
@@ -28,7 +28,7 @@ class VoiceError(AnkitaError):
 
 def serve(requests: Any, results: Any, phrases: Sequence[str]) -> None:
     """The child: recognise WAV files and speak text to WAV files, one request at a time."""
-    from ._speech import Recognizer, read_wav, speak_to_file
+    from ankita.companion._speech import Recognizer, read_wav, speak_to_file
 
     recognizer = Recognizer(phrases)
     while True:
@@ -53,8 +53,12 @@ def serve(requests: Any, results: Any, phrases: Sequence[str]) -> None:
 class VoiceProcess:
     """Starts, calls and restarts the child."""
 
-    def __init__(self, phrases: Sequence[str] = (), deadline_s: float = 30.0,
-                 target: Callable[..., None] = serve) -> None:
+    def __init__(
+        self,
+        phrases: Sequence[str] = (),
+        deadline_s: float = 30.0,
+        target: Callable[..., None] = serve,
+    ) -> None:
         self.phrases, self.deadline_s, self.target = list(phrases), deadline_s, target
         self.context = multiprocessing.get_context("spawn")
         self.restarts = 0
@@ -64,8 +68,9 @@ class VoiceProcess:
     def _start(self) -> None:
         self.requests = self.context.Queue(QUEUE_SIZE)
         self.results = self.context.Queue()
-        self.process = self.context.Process(target=self.target, daemon=True,
-                                            args=(self.requests, self.results, self.phrases))
+        self.process = self.context.Process(
+            target=self.target, daemon=True, args=(self.requests, self.results, self.phrases)
+        )
         self.process.start()
 
     def restart(self) -> None:
@@ -91,12 +96,14 @@ class VoiceProcess:
             except queue.Empty:
                 if not self.process.is_alive():  # it crashed: no need to wait out the deadline
                     self.restart()
-                    raise VoiceError(f"the voice process died during {op}; it was "
-                                     "restarted") from None
+                    raise VoiceError(
+                        f"the voice process died during {op}; it was restarted"
+                    ) from None
                 if time.monotonic() >= end:
                     self.restart()
-                    raise VoiceError(f"the voice process did not answer {op} within "
-                                     f"{wait:g} s; it was restarted") from None
+                    raise VoiceError(
+                        f"the voice process did not answer {op} within {wait:g} s; it was restarted"
+                    ) from None
                 continue
             if got == number:
                 break  # answers to requests given up on earlier are dropped

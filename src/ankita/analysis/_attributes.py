@@ -1,0 +1,195 @@
+"""Single-valued attributes of the user (pure): where they live, age, marital status, name,
+employer, birthday, favourite X. Two first-person facts that give one attribute different
+values disagree, however different their wording ("I live in Alaska" / "I live with my husband
+in Ohio"). Patterns are general English, matched on tokens, clause by clause.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
+from ankita.analysis._text import TEXT_CACHE, clauses, number_value, stem
+
+_STOP_VALUE = {
+    "and",
+    "but",
+    "with",
+    "because",
+    "where",
+    "so",
+    "since",
+    "for",
+    "while",
+    "who",
+    "which",
+    "that",
+    "when",
+    "as",
+    "to",
+    "now",
+    "then",
+    "after",
+    "before",
+    "until",
+}
+_DECADES = {
+    "teens": 10,
+    "twenties": 20,
+    "thirties": 30,
+    "forties": 40,
+    "fifties": 50,
+    "sixties": 60,
+    "seventies": 70,
+    "eighties": 80,
+    "nineties": 90,
+}
+_MARRIED = {"married", "wife", "husband", "spouse"}
+_ENGAGED = {"engaged", "fiance", "fiancee", "fiancé", "fiancée"}
+_SINGLE = {"single", "divorced", "widowed", "widow", "widower"}
+_LIVE = {"live", "lives", "living", "reside", "based"}
+
+
+def _value(tokens: tuple[str, ...], start: int) -> tuple[str, ...]:
+    """Content words from `start` to the first joining word: the value of an attribute."""
+    out = []
+    for word in tokens[start:]:
+        if word in _STOP_VALUE:
+            break
+        if word not in STOP_WORDS:
+            out.append(stem(word))
+    return tuple(out)
+
+
+def _age(clause: tuple[str, ...]) -> str | None:
+    """'i am 28', 'i am a 56 year old woman', 'i turned 18', 'i am in my thirties'."""
+    for i, word in enumerate(clause[:-1]):
+        if word == "i" and clause[i + 1] in ("am", "turned", "turn"):
+            rest = [w for w in clause[i + 2 :] if w not in ("a", "an", "just", "almost", "over")]
+            if len(rest) >= 3 and rest[0] == "in" and rest[1] == "my" and rest[2] in _DECADES:
+                return f"{_DECADES[rest[2]]}s"
+            if not rest:
+                return None
+            first = number_value(tuple(rest), 0)
+            if first is None:
+                return None
+            total = int("".join(c for c in first if c.isdigit()) or 0)
+            # "twenty eight": a tens word followed by a units word.
+            if len(rest) > 1 and total % 10 == 0 and total >= 20:
+                second = number_value(tuple(rest), 1)
+                if second is not None and second.isdigit() and int(second) < 10:
+                    total += int(second)
+                    rest = rest[1:]
+            after = rest[1:3]
+            if (
+                not after
+                or after[0] in ("year", "years", "yo")
+                or (clause[i + 1] in ("turned", "turn"))
+            ):
+                return str(total)
+            if after[0].startswith("years") or after[:2] == ["year", "old"]:
+                return str(total)
+    return None
+
+
+def _matches_age(a: str, b: str) -> bool:
+    """Same age, or an exact age inside a decade ("34" and "30s")."""
+    if a == b:
+        return True
+    for x, y in ((a, b), (b, a)):
+        if x.endswith("s") and y.isdigit():
+            decade = int(x[:-1])
+            return decade <= int(y) < decade + 10
+    return False
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def attributes(text: str) -> dict[str, tuple[str, ...]]:
+    """{attribute: value words} stated about the user (first person, not negated)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for clause in clauses(text):
+        words = set(clause)
+        if "i" in words and words & NEGATIONS and words & {"relationship", "married", "dated"}:
+            found.setdefault("marital", ("single",))  # "I have never had a relationship"
+        if words & NEGATIONS:
+            continue  # "I don't live in X" says where the user does not live
+        first_person = clause[0] in ("i", "my", "me") or "i" in clause[:3] or "my" in clause[:3]
+        if not first_person:
+            continue
+        age = _age(clause)
+        if age is not None:
+            found.setdefault("age", (age,))
+        for i, word in enumerate(clause):
+            if word in _LIVE and "i" in clause[max(0, i - 2) : i]:
+                # Every place after "in"/"near" ("live with my sister in X", "in X near Y"):
+                # two homes disagree only when they share no place word.
+                spots = [j for j in range(i + 1, len(clause)) if clause[j] in ("in", "near")]
+                value = tuple(w for j in spots for w in _value(clause, j + 1))
+                if value:
+                    found.setdefault("home", value)
+            if word in ("favorite", "favourite") and i + 1 < len(clause):
+                thing = stem(clause[i + 1])
+                if i + 2 < len(clause) and clause[i + 2] == "is":
+                    value = _value(clause, i + 3)
+                else:
+                    value = _value(clause[: max(0, i - 2)], 0) if "is" in clause[:i] else ()
+                if value:
+                    found.setdefault(f"favorite:{thing}", value)
+            # "I work at X", "my job at X" (not "my wife works at X": someone else's job).
+            subject = clause[i - 1] if i else ""
+            if (
+                word in ("work", "works", "job")
+                and i + 1 < len(clause)
+                and clause[i + 1] in ("at", "for")
+                and subject in ("i", "my", "a", "full", "part")
+            ):
+                value = _value(clause, i + 2)
+                if value:
+                    found.setdefault("employer", value)
+            if (
+                word == "name"
+                and clause[:1] == ("my",)
+                and i == 1
+                and i + 2 < len(clause)
+                and clause[i + 1] == "is"
+            ):
+                found.setdefault("name", _value(clause, i + 2)[:1])
+            if (
+                word == "birthday"
+                and "my" in clause[:i]
+                and i + 2 < len(clause)
+                and clause[i + 1] == "is"
+            ):
+                value = _value(clause, i + 2)
+                if value:
+                    found.setdefault("birthday", value)
+        status = None
+        if words & _MARRIED and ("my" in words or "i" in words):
+            status = "married"
+        if words & _ENGAGED or ("getting" in words and "married" in words):
+            status = "engaged"
+        if "i" in words and words & _SINGLE and "am" in words:
+            status = "single"
+        if status:
+            found.setdefault("marital", (status,))
+    return {k: v for k, v in found.items() if v}
+
+
+def attribute_conflicts(a: str, b: str) -> list[tuple[str, str, str]]:
+    """(attribute, value of a, value of b) for every attribute both state differently."""
+    from ankita.analysis._similarity import match_words
+
+    out = []
+    va, vb = attributes(a), attributes(b)
+    for key in sorted(set(va) & set(vb)):
+        x, y = va[key], vb[key]
+        if key == "age":
+            if not _matches_age(x[0], y[0]):
+                out.append((key, x[0], y[0]))
+        elif not match_words(x, y):
+            out.append((key, " ".join(x), " ".join(y)))
+    return out
+
+
+def attribute_keys(text: str) -> frozenset[str]:
+    return frozenset(attributes(text))

@@ -1,0 +1,481 @@
+"""Merge, conflict or plain create for one new fact against one stored fact (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from ankita._config import Settings
+from ankita.analysis._attributes import attribute_keys
+from ankita.analysis._disagree import (
+    CLAIM_WORDS,
+    Finding,
+    clause_pairs,
+    core_size,
+    disagreements,
+    frame_words,
+    has_opposite_pair,
+    may_conflict,
+    named_subjects_differ,
+    only_ends,
+    other_subjects,
+    polar_cue,
+    share_a_slot,
+    subject,
+    subjects_differ,
+)
+from ankita.analysis._language import language, reads
+from ankita.analysis._similarity import (
+    SHORT_FACT_WORDS,
+    LexicalScore,
+    calibrate,
+    count_covered,
+    lexical_score,
+    match_words,
+    score_words,
+)
+from ankita.analysis._text import (
+    ACRONYM_MAX,
+    acronyms,
+    content_words,
+    inner_names,
+    leading_name,
+    names,
+    sentences,
+    shown_words,
+    statements,
+    tokens,
+)
+
+MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
+MERGE_ONLY_CHECKS = frozenset({"different"})
+SEMANTIC_FRAME_CHECKS = frozenset({"negation", "opposites", "change_of_state"})
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything known about one pair, and the decision it leads to."""
+
+    action: str  # merge | conflict | create
+    score: float
+    method: str  # "lexical" or "embedding:<model>"
+    lexical: LexicalScore
+    cosine: float | None
+    findings: tuple[Finding, ...]
+    frame_score: float
+    same_kind: bool
+    reason: str
+    gates: tuple[tuple[str, bool], ...] = ()  # every gate of the decision, passed or not
+    # Neither about different people nor about different named subjects.
+    one_subject: bool = True
+    # Both facts of one claim each (`one_claim`), or a negation, opposites or a stated change
+    # between them: where the judge's reading is worth a question to the user.
+    worth_judging: bool = True
+
+    @property
+    def rank(self) -> tuple[int, float]:
+        """Merges beat conflicts beat the rest; then the higher score wins."""
+        order = {MERGE: 2, CONFLICT: 1, CREATE: 0}[self.action]
+        return order, self.score
+
+
+def could_conflict(
+    old_text: str, new_text: str, lex: LexicalScore, score: float, conflict_line: float
+) -> bool:
+    """False only when no finding could turn this pair into a merge or a conflict, so the
+    disagreement analysis can be skipped (the costly part of a write). Every branch is an
+    upper bound of one rule below; docs/scale.md gives the argument."""
+    if score >= conflict_line:  # related already (this covers every merge)
+        return True
+    if has_opposite_pair(old_text, new_text):  # opposites count as one shared slot
+        return True
+    if share_a_slot(old_text, new_text):  # one value replaced in the same sentence
+        return True
+    if attribute_keys(old_text) & attribute_keys(new_text):  # one attribute stated twice
+        return True
+    words_a, words_b = content_words(old_text), content_words(new_text)
+    shared = min(count_covered(words_a, words_b), count_covered(words_b, words_a))
+    if shared == 0:
+        return False
+    # Findings only take numbers, days, months and change words out of a frame: the frame
+    # keeps at least `core` words, and shares at most `shared`.
+    core_a, core_b = core_size(old_text), core_size(new_text)
+    # An `order` finding (>= 3 shared words) also takes two shared words out of both frames.
+    order_drop = 2 if shared >= 3 else 0
+    if max(core_a, core_b) - order_drop <= SHORT_FACT_WORDS:  # the short-fact link
+        return True
+    if shared >= 2 and min(core_a, core_b) <= shared:  # containment
+        return True
+    jaccard = shared / (max(core_a, shared) + max(core_b, shared) - shared)
+    return jaccard >= min(0.5, conflict_line)
+
+
+NEW_WORDS_KEPT = 4  # see `compare_texts`
+FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
+
+
+def one_claim(text: str) -> bool:
+    """Each sentence short enough to say one thing: a chat turn of short sentences is read
+    sentence by sentence, while one long sentence ("Caroline went hiking last week and got
+    into a bad spot with some people") strings several things together. Cosine says "the same
+    subject" only between such facts: between two long ones it measures a shared topic, and
+    on a stream every fact shares its topic with dozens (SPEC §4.4)."""
+    return all(len(content_words(part)) <= CLAIM_WORDS for part in sentences(text) or (text,))
+
+
+def who(text: str) -> str:
+    """Whom a fact is about, for a reason: "self", "my sister", "Caroline"."""
+    found = subject(text) or "?"
+    return found[5:].title() if found.startswith("name ") else found
+
+
+def _initials_of(name: str, text: str) -> bool:
+    """`name` is an acronym of capitalised words in `text` ("usa" and "United States"): the
+    initials, or the initials and one more letter for an uncapitalised tail ("of America")."""
+    return len(name) <= ACRONYM_MAX and any(
+        name.startswith(run) and len(name) <= len(run) + 1 for run in acronyms(text)
+    )
+
+
+def names_apart(
+    a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | None = None
+) -> tuple[str, str] | None:
+    """The same statement about two differently named things ("Anna is 30" / "Marek is 41",
+    "I lived in Oslo for 3 years" / "I lived in Rome for 5 years"): a name in each frame that
+    the other does not hold, and the rest of the frames alike (Jaccard >= 0.5) or both frames
+    short. A name stands for one individual, so these are two facts, not one that changed. In
+    a long chat turn a name is mostly a passing detail, which those conditions leave out. Words a
+    finding took out (a weekday, a month) are the disagreement itself. None if not apart."""
+    words_a, words_b = frames or (content_words(a), content_words(b))
+    only_a, only_b = _unshared_names(a, b, words_a, words_b)
+    if not only_a or not only_b:
+        return None
+    rest_a, rest_b = words_a - names(a), words_b - names(b)
+    shared = len(match_words(rest_a, rest_b))
+    union = len(rest_a) + len(rest_b) - shared
+    short = max(len(words_a), len(words_b)) <= SHORT_FACT_WORDS
+    return (only_a[0], only_b[0]) if short or union == 0 or shared / union >= 0.5 else None
+
+
+def _unshared_names(
+    a: str,
+    b: str,
+    words_a: frozenset[str],
+    words_b: frozenset[str],
+    names_of: Callable[[str], frozenset[str]] = names,
+) -> tuple[list[str], list[str]]:
+    """The names in each frame that the other frame does not hold (nor as initials)."""
+    return (
+        sorted(
+            n
+            for n in names_of(a) & words_a
+            if not count_covered((n,), words_b) and not _initials_of(n, b)
+        ),
+        sorted(
+            n
+            for n in names_of(b) & words_b
+            if not count_covered((n,), words_a) and not _initials_of(n, a)
+        ),
+    )
+
+
+def _lexical_evidence(lex: LexicalScore) -> bool:
+    """SPEC §4.2: >= 3 content words each, >= 2 of them agree, Jaccard >= 0.5."""
+    return (
+        len(lex.words_a) >= 3
+        and len(lex.words_b) >= 3
+        and len(lex.matches) >= 2
+        and lex.jaccard >= 0.5
+    )
+
+
+def clause_conflict(
+    new_text: str, old_text: str, kind: str, settings: Settings
+) -> tuple[str, str, str] | None:
+    """A clause of each side that conflicts with the other through a negation, opposites or a
+    stated change, when one side has several clauses: "I love wine too, I went tasting in May"
+    / "OK, but I do not even like wine". The whole turns share too little for a frame, but a
+    clause states one thing, and the small talk around it says nothing about it. Lexical only
+    (only the whole text has a vector). Returns the two clauses and why, or None."""
+    if not statements(new_text) and not statements(old_text):
+        return None
+    # A clause may leave its subject behind ("Anna Berg, born in Oslo"): two turns that each
+    # name something the other does not are about two things. Only names inside a sentence
+    # count; a capital that opens one is mostly an interjection ("Ha", "Honestly").
+    if all(
+        _unshared_names(
+            old_text, new_text, content_words(old_text), content_words(new_text), inner_names
+        )
+    ):
+        return None
+    for old_part, new_part in clause_pairs(old_text, new_text):
+        # A fragment ("John," or "climbing,") states nothing of its own.
+        if min(len(tokens(old_part)), len(tokens(new_part))) < FRAGMENT_TOKENS:
+            continue
+        part = compare_texts(new_part, kind, old_part, kind, settings)
+        if part.action == CONFLICT and all(
+            f.check in SEMANTIC_FRAME_CHECKS
+            for f in part.findings
+            if f.check not in MERGE_ONLY_CHECKS
+        ):
+            return old_part, new_part, part.reason
+    return None
+
+
+def compare_texts(
+    new_text: str,
+    new_kind: str,
+    old_text: str,
+    old_kind: str,
+    settings: Settings,
+    cosine: float | None = None,
+    embedder_model: str | None = None,
+    analyse_all: bool = False,
+) -> Comparison:
+    """Decide what `new_text` should do to `old_text`.
+
+    `cosine` is given only when *both* facts have a vector from the same model; a pair scored
+    half by cosine and half lexically can therefore never produce a cosine conflict.
+    `analyse_all` runs the disagreement analysis even where `could_conflict` proves it cannot
+    change the decision (for explanations, and to test that proof).
+    """
+    lex = lexical_score(old_text, new_text)
+    # A model trained on English scores "मुझे चाय पसंद है" and its negation 0.95: its cosine
+    # is no evidence on facts it cannot read, which are then compared by their words.
+    languages = sorted({language(old_text), language(new_text)})
+    model_reads = embedder_model is None or cosine is None or reads(embedder_model, languages)
+    if not model_reads:
+        cosine = None
+    dedup, conflict_line = settings.thresholds(new_kind)
+    score, method = lex.score, "lexical"
+    semantic: float | None = None
+    claims = one_claim(old_text) and one_claim(new_text)
+    if cosine is not None:
+        semantic = calibrate(
+            cosine, settings.cosine_lines(embedder_model, new_kind), (dedup, conflict_line)
+        )
+        if semantic > score:
+            score, method = semantic, f"embedding:{embedder_model}"
+            # Two long sentences on one topic score high by cosine while each says something
+            # the other does not: folding one into the other would lose it (SPEC §4.4).
+            # Unless the new fact adds few words of its own, which the merge keeps in history.
+            unmatched = len(lex.words_b) - len(lex.matches)
+            if not claims and unmatched > NEW_WORDS_KEPT:
+                dedup = max(dedup, settings.long_merge_line)
+    same_kind = new_kind == old_kind
+    different_people = other_subjects(old_text, new_text)
+    # A merge keeps one subject's fact: "Gina offered to help Jon" is not "Jon plans to work
+    # with Gina", though each names the other.
+    two_named = named_subjects_differ(old_text, new_text)
+    # Both of the above imply this: each fact says whom it is about, and not the same one.
+    subjects_apart = subjects_differ(old_text, new_text)
+    findings: tuple[Finding, ...] = ()
+    frame_score = 0.0
+    conflicting: tuple[Finding, ...] = ()
+    # Below the merge line only a finding that is not "different" can change the decision,
+    # and only between facts of one kind (of two kinds, only a merge can come of it).
+    if settings.detect_disagreement and (
+        analyse_all
+        or (
+            (score >= dedup or (same_kind and may_conflict(old_text, new_text)))
+            and could_conflict(old_text, new_text, lex, score, conflict_line)
+        )
+    ):
+        findings = tuple(disagreements(old_text, new_text))
+        conflicting = tuple(f for f in findings if f.check not in MERGE_ONLY_CHECKS)
+        if conflicting:
+            frame = score_words(*frame_words(old_text, new_text, conflicting))
+            # One shared word is a subject only for a stated change ("I quit coffee") or a
+            # negation; for different numbers or days it is too little ("I run on Sundays" /
+            # "I swim on Wednesdays").
+            one_word_ok = any(f.check in ("change_of_state", "negation") for f in conflicting)
+            frame_score = frame.score if one_word_ok else max(frame.jaccard, frame.containment)
+            # The plain rule's lexical evidence (>= 2 shared words, Jaccard >= 0.5) on the frame
+            # also says "same subject" ("56 year old woman" / "twenty year old male").
+            if len(frame.matches) >= 2 and frame.jaccard >= 0.5:
+                frame_score = max(frame_score, settings.thresholds(new_kind)[1])
+            # One value replaced in an otherwise identical sentence, or one attribute of the
+            # user stated twice: the frame is the same.
+            if any(f.check in ("value", "attribute") for f in conflicting):
+                frame_score = 1.0
+            # Cosine may stand for "same subject" only where the wording differs by polarity;
+            # "I'm 41" / "My wife is 39" are close in meaning but about different people, and
+            # so are "I moved to Lisbon" / "My colleague lives in Porto".
+            if (
+                semantic is not None
+                and all(f.check in SEMANTIC_FRAME_CHECKS for f in conflicting)
+                and not different_people
+                and claims
+            ):
+                frame_score = max(frame_score, semantic)
+
+    # A value or an attribute finding *is* the differing name ("my sister lives in Lyon" /
+    # "... in Paris"), and so is a stated change when no name is the subject ("I live in
+    # Toronto" / "I moved to Montreal"); any other finding between two named things compares
+    # two things.
+    # A stated change replaces one value, so two names on each side that the other lacks are
+    # two things ("My sister Anna moved to Lyon" / "My colleague Marek lives in Oslo"); and a
+    # change that only ends something names what ended ("I quit working on Apollo" / "I work
+    # on Zephyr").
+    apart, names_are_values = None, False
+    if conflicting:
+        frames = frame_words(old_text, new_text, conflicting)
+        # Unless the two facts open with two different names: then what differs is whose
+        # fact it is ("Locker 12 code is 4821" / "Locker 13 code is 4821").
+        names_are_values = (
+            not two_named
+            and any(f.check in ("value", "attribute") for f in conflicting)
+            or (
+                any(f.check == "change_of_state" for f in conflicting)
+                and not subjects_apart
+                and not leading_name(old_text)
+                and not leading_name(new_text)
+                and not (only_ends(old_text) or only_ends(new_text))
+                and min(len(n) for n in _unshared_names(old_text, new_text, *frames)) < 2
+            )
+        )
+        apart = None if names_are_values else names_apart(old_text, new_text, frames)
+    gates = (
+        (f"score {score:.2f} >= merge line {dedup:.2f}", score >= dedup),
+        (f"score {score:.2f} >= conflict line {conflict_line:.2f}", score >= conflict_line),
+        (f"same kind ({old_kind} / {new_kind})", same_kind),
+        (
+            "lexical evidence: >= 3 content words each, >= 2 agree, Jaccard >= 0.5",
+            _lexical_evidence(lex),
+        ),
+        ("cosine from vectors on both facts", cosine is not None),
+        (f"the model reads the facts' language ({', '.join(languages)})", model_reads),
+        ("disagreement check on", settings.detect_disagreement),
+        ("no disagreement found", not findings),
+        (f"frame related: {frame_score:.2f} >= {conflict_line:.2f}", frame_score >= conflict_line),
+        (
+            "same named subject" + (f" (not: '{apart[0]}' vs '{apart[1]}')" if apart else ""),
+            apart is None,
+        ),
+        ("not about different people", not different_people),
+    )
+
+    def result(action: str, reason: str) -> Comparison:
+        return Comparison(
+            action,
+            round(score, 6),
+            method,
+            lex,
+            cosine,
+            findings,
+            round(frame_score, 6),
+            same_kind,
+            shown_words(reason, old_text, new_text),
+            gates,
+            one_subject=apart is None and not different_people,
+            worth_judging=claims or polar_cue(old_text, new_text),
+        )
+
+    why = "; ".join(str(f) for f in conflicting)
+    if score >= dedup and (different_people or two_named):
+        return result(
+            CREATE,
+            f"similar ({score:.2f}) but about different people "
+            f"('{who(old_text)}' / '{who(new_text)}')",
+        )
+    if score >= dedup:
+        if not findings:
+            return result(MERGE, f"same fact: {method} score {score:.2f} >= {dedup:.2f}")
+        if not conflicting:
+            return result(
+                CREATE,
+                f"similar ({score:.2f}) but not the same: {'; '.join(str(f) for f in findings)}",
+            )
+        if apart:
+            return result(
+                CREATE, f"similar but about different names ('{apart[0]}' vs '{apart[1]}')"
+            )
+        if same_kind:
+            return result(CONFLICT, f"near-identical but they disagree ({why})")
+        return result(CREATE, f"similar but disagreeing, and kinds differ ({new_kind}/{old_kind})")
+    if not same_kind:
+        return result(CREATE, f"different kinds ({new_kind}/{old_kind}) never conflict")
+    # Two people do not disagree ("My sister does not eat meat" / "My brother eats meat"),
+    # unless what differs is a value or an attribute, which names whose it is ("I am single" /
+    # "My wife and I ...").
+    # Naming the other's person makes one fact for a merge ("I live with my sister" / "My
+    # sister lives with me"), not one subject for a conflict ("My sister lives in Porto" /
+    # "I moved to Porto to be near my sister").
+    people_apart = subjects_apart and not names_are_values
+    if conflicting and frame_score >= conflict_line and not apart and not people_apart:
+        return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
+    if (
+        settings.detect_disagreement
+        and not different_people
+        and (found := clause_conflict(new_text, old_text, new_kind, settings))
+    ):
+        old_part, new_part, why_part = found
+        return result(
+            CONFLICT, f"one clause of each disagrees ('{old_part}' / '{new_part}'): {why_part}"
+        )
+    if score >= conflict_line and not settings.detect_disagreement:
+        if method == "lexical" and _lexical_evidence(lex):
+            return result(CONFLICT, f"related ({score:.2f}) with lexical evidence")
+        if method != "lexical":
+            return result(CONFLICT, f"related by {method} ({score:.2f})")
+    if score >= conflict_line and conflicting and frame_score >= conflict_line:
+        # The frame is related, so what kept them apart is who or what they are about.
+        if apart:
+            return result(
+                CREATE,
+                f"related ({score:.2f}) and they disagree ({why}), but "
+                f"about different names ('{apart[0]}' vs '{apart[1]}')",
+            )
+        if people_apart:
+            return result(
+                CREATE,
+                f"related ({score:.2f}) and they disagree ({why}), but "
+                f"about different people ('{who(old_text)}' / "
+                f"'{who(new_text)}')",
+            )
+    if score >= conflict_line and conflicting:
+        return result(
+            CREATE,
+            f"related ({score:.2f}), but what disagrees ({why}) is not about "
+            f"one subject (frame {frame_score:.2f} < {conflict_line:.2f})",
+        )
+    if score >= conflict_line:
+        return result(CREATE, f"related ({score:.2f}) and compatible: no disagreement found")
+    return result(CREATE, f"unrelated ({method} score {score:.2f} < {conflict_line:.2f})")
+
+
+def judge_asks(comparison: Comparison, settings: Settings) -> bool:
+    """Whether the contradiction judge reads this pair: one the rules left apart, close in
+    meaning (a cosine, at or above the judge's floor), of one kind and about one subject.
+    Not a pair whose words differ in one slot ("I use Neovim" / "I use tmux"): the rules read
+    two things there, where the model assumes one slot holds one value."""
+    return (
+        settings.detect_disagreement
+        and comparison.action == CREATE
+        and comparison.same_kind
+        and comparison.one_subject
+        and comparison.worth_judging
+        and not any(f.check in MERGE_ONLY_CHECKS for f in comparison.findings)
+        and comparison.cosine is not None
+        and comparison.cosine >= settings.judge_floor
+    )
+
+
+def judged(comparison: Comparison, probability: float, settings: Settings) -> Comparison:
+    """The comparison once the judge has read it: a conflict if it reads a contradiction."""
+    line = settings.judge_line
+    gate = (
+        f"contradiction judge: {probability:.3f} >= {line:.2f} (both orders)",
+        probability >= line,
+    )
+    if probability < line:
+        return replace(comparison, gates=(*comparison.gates, gate))
+    assert comparison.cosine is not None  # judge_asks holds
+    return replace(
+        comparison,
+        action=CONFLICT,
+        gates=(*comparison.gates, gate),
+        reason=f"close in meaning (cosine {comparison.cosine:.2f}) and the "
+        f"contradiction judge reads them as contradicting "
+        f"({probability:.3f} >= {line:.2f} both ways)",
+    )

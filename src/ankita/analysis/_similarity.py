@@ -1,0 +1,183 @@
+"""Lexical similarity of SPEC §3: pure, deterministic, symmetric, in [0, 1]."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from ankita.analysis._text import content_words, sentences
+
+PREFIX_MIN = 4  # postgres/postgresql match; car/cart do not
+SHORT_FACT_WORDS = 3  # both facts at most this long may link on one shared word
+SHORT_LINK_SCORE = 0.6
+CONTAIN_SLOPE = 0.15
+
+
+@dataclass(frozen=True)
+class LexicalScore:
+    """Every lexical measure of one pair, and which one won."""
+
+    score: float
+    jaccard: float
+    containment: float
+    short_link: float
+    winner: str  # "jaccard" | "containment" | "sentence_containment" | "short_link" | "none"
+    words_a: tuple[str, ...]
+    words_b: tuple[str, ...]
+    matches: tuple[tuple[str, str], ...]
+
+
+def words_match(a: str, b: str) -> bool:
+    """Equal, or the shorter is a prefix (at least 4 characters) of the longer."""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= PREFIX_MIN and long_.startswith(short)
+
+
+def match_words(a: Iterable[str], b: Iterable[str]) -> list[tuple[str, str]]:
+    """A one-to-one matching between two word sets: exact matches first, then prefixes.
+
+    The sides are put in a canonical order first so that the result never depends on which
+    fact was passed first (the score must be symmetric).
+    """
+    one, two = set(a), set(b)
+    same = one & two
+    # Mostly no unmatched word of one side shares its first PREFIX_MIN letters with one of the
+    # other's: then the matching is the equal words alone, and sets find those at C speed.
+    heads = {w[:PREFIX_MIN] for w in one - same if len(w) >= PREFIX_MIN}
+    if not heads or heads.isdisjoint([w[:PREFIX_MIN] for w in two - same]):
+        return sorted((w, w) for w in same)
+    return _match_in_order(one, two)
+
+
+def _match_in_order(a: set[str], b: set[str]) -> list[tuple[str, str]]:
+    """`match_words` the long way: equal words, then each prefix in canonical order."""
+    left, right = sorted(a), sorted(b)
+    swapped = (len(right), right) < (len(left), left)
+    if swapped:
+        left, right = right, left
+    pairs: list[tuple[str, str]] = []
+    free = list(right)
+    for word in left:
+        if word in free:
+            free.remove(word)
+            pairs.append((word, word))
+    taken = {p[0] for p in pairs}
+    for word in left:
+        # Equal words are matched above, so only a prefix match is left: both sides at least
+        # PREFIX_MIN long and starting alike (a cheap test before the real one).
+        if word in taken or len(word) < PREFIX_MIN:
+            continue
+        head = word[:PREFIX_MIN]
+        for other in free:
+            if other[:PREFIX_MIN] == head and words_match(word, other):
+                free.remove(other)
+                pairs.append((word, other))
+                break
+    if swapped:
+        pairs = [(y, x) for x, y in pairs]
+    return sorted(pairs)
+
+
+def count_covered(words: Iterable[str], others: frozenset[str]) -> int:
+    """How many of `words` match some word of `others` (many-to-one: an upper bound of the
+    one-to-one matching)."""
+    count = 0
+    for word in words:
+        if word in others or (
+            len(word) >= PREFIX_MIN
+            and any(
+                other[:PREFIX_MIN] == word[:PREFIX_MIN] and words_match(word, other)
+                for other in others
+            )
+        ):
+            count += 1
+    return count
+
+
+def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
+    """Best of Jaccard, containment and the short-fact link over two content-word sets."""
+    matches = match_words(a, b)
+    m = len(matches)
+    words_a, words_b = tuple(sorted(a)), tuple(sorted(b))
+    if not a or not b or m == 0:
+        return LexicalScore(0.0, 0.0, 0.0, 0.0, "none", words_a, words_b, tuple(matches))
+    jaccard = m / (len(a) + len(b) - m)
+    n, longest = min(len(a), len(b)), max(len(a), len(b))
+    containment = 0.0
+    # Fires only when every word of the shorter fact is in the longer one, and never for a
+    # one-word fact: half-way between the coverage ratio and 1, so one extra word still merges
+    # a 3-word preference but a long sentence that merely mentions the words does not.
+    if m == n and n >= 2:
+        containment = containment_score(n, longest)
+    short_link = SHORT_LINK_SCORE if longest <= SHORT_FACT_WORDS else 0.0
+    score, winner = max(
+        (jaccard, "jaccard"), (containment, "containment"), (short_link, "short_link")
+    )
+    return LexicalScore(
+        round(score, 6),
+        round(jaccard, 6),
+        round(containment, 6),
+        short_link,
+        winner,
+        words_a,
+        words_b,
+        tuple(matches),
+    )
+
+
+def containment_score(n: int, longest: int) -> float:
+    """All `n >= 2` words of the shorter side inside `longest` words: 1 for the same words,
+    minus 0.15 per (n - 1) extra words doubled, so short facts decay faster."""
+    return max(0.0, 1 - CONTAIN_SLOPE * (longest - n) / (2 * (n - 1)))
+
+
+def lexical_score(a: str, b: str) -> LexicalScore:
+    """Lexical similarity of two texts: over their whole content words, and also, when one of
+    them has several sentences, the containment between the other and one of those sentences
+    ("I restore old boats" and "Oh nice. I restore old boats too."): a chat
+    turn that restates a fact in one sentence says nothing else about it in the others."""
+    whole = score_words(content_words(a), content_words(b))
+    best = whole.score
+    for short, long_ in ((a, b), (b, a)):
+        parts = sentences(long_)
+        words = content_words(short) if parts else frozenset()
+        for part in parts:
+            part_score = score_words(words, content_words(part))
+            best = max(best, part_score.containment, part_score.jaccard)
+    if best > whole.score:
+        return replace(whole, score=best, winner="sentence_containment")
+    return whole
+
+
+def cosine(u: Sequence[float], v: Sequence[float]) -> float:
+    """Cosine similarity clipped to [0, 1], in float64; 0 for mismatched or zero vectors.
+    Either side may be a list or a numpy array (a stored float32 vector, unconverted)."""
+    import numpy as np
+
+    a, b = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1 or not a.size:
+        return 0.0
+    nu, nv = float(np.sqrt(a @ a)), float(np.sqrt(b @ b))
+    if nu == 0 or nv == 0:
+        return 0.0
+    return max(0.0, min(1.0, float(a @ b) / (nu * nv)))
+
+
+def calibrate(
+    cosine_: float, model_lines: tuple[float, float], target_lines: tuple[float, float]
+) -> float:
+    """Map a model's cosine onto the lexical scale, piecewise linearly, so that the model's own
+    (merge, conflict) lines land on the lexical ones and "the higher score wins" is fair.
+    Cosine scales differ between models; this is where each model's measured lines enter."""
+    model_merge, model_conflict = model_lines
+    merge, conflict = target_lines
+    if cosine_ >= model_merge:
+        span = 1.0 - model_merge
+        return merge + (cosine_ - model_merge) / span * (1.0 - merge) if span > 0 else merge
+    if cosine_ >= model_conflict:
+        return conflict + (cosine_ - model_conflict) / (model_merge - model_conflict) * (
+            merge - conflict
+        )
+    return cosine_ / model_conflict * conflict if model_conflict > 0 else 0.0

@@ -1,0 +1,3 @@
+"""Models: the embedder seam and registry, the bundled local model, remote servers, and the
+contradiction judge.
+"""

@@ -1,0 +1,1 @@
+"""Whole-store operations: the lossless export format and the doctor."""

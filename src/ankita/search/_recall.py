@@ -1,0 +1,130 @@
+"""Recall (SPEC §6): relevance, pins, staleness, conflict partners and the notice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+
+from ankita._config import Settings
+from ankita._models import NOTICE, Fact, Recall, RecalledFact
+from ankita.analysis._similarity import match_words
+from ankita.analysis._text import content_words
+from ankita.search._vectors import Nearby
+from ankita.store._sql import SQLStore
+
+STALE_FACTOR = 0.5  # a stale fact needs twice the relevance to outrank a fresh one
+SEARCH_WIDTH = 200
+SEMANTIC_FLOOR = 0.2  # raw cosine below this is noise for every model we measured
+
+
+def is_stale(fact: Fact, now: datetime, settings: Settings) -> bool:
+    """Unpinned and not confirmed for `stale_after_days`; pins never go stale."""
+    if fact.pinned:
+        return False
+    confirmed = datetime.fromisoformat(fact.last_confirmed_at)
+    return now - confirmed > timedelta(days=settings.stale_after_days)
+
+
+# How a fact's relevance is made of its scores (docs/decisions.md, "Recall"): tuned on the
+# LoCoMo dev conversations with `ankita eval --recall`. With vectors the cosine leads, and the
+# query's words in the fact (bm25, relative to the best match) break its near-ties; without,
+# the share of the query's words a fact holds and its bm25 count alike.
+DENSE_WEIGHTS = (0.8, 0.1, 0.3)  # cosine, word coverage, bm25
+LEXICAL_WEIGHTS = (0.0, 0.5, 0.5)
+
+
+def _semantic_scores(semantic: tuple[str, Nearby] | None) -> Callable[[str], float]:
+    """A fact's raw cosine with the query (at or above the floor), else 0."""
+    if semantic is None:
+        return lambda fact_id: 0.0
+    nearby = semantic[1]
+
+    def similar(fact_id: str) -> float:
+        cos = nearby.get(fact_id)
+        return cos if cos is not None else 0.0
+
+    return similar
+
+
+def recall(
+    store: SQLStore,
+    user: str,
+    query: str,
+    limit: int,
+    kinds: Sequence[str] | None,
+    settings: Settings,
+    now: datetime,
+    semantic: tuple[str, Nearby] | None = None,
+) -> Recall:
+    query_words = content_words(query)
+    match = sorted(query_words)
+    ranked: dict[str, float] = {}
+    hits = store.search(user, match, SEARCH_WIDTH) if match else []
+    best_rank = min((r for _, r in hits), default=-1.0) or -1.0
+    for fact, rank in hits:
+        ranked[fact.id] = rank / best_rank if best_rank else 0.0
+    similar = _semantic_scores(semantic)
+    w_cos, w_cover, w_bm25 = DENSE_WEIGHTS if semantic else LEXICAL_WEIGHTS
+    # The nearest facts by meaning join the lexical hits, even with no word in common.
+    close = semantic[1].best(SEARCH_WIDTH) if semantic else []
+    if match or close:
+        # Without their conflict links: only the few chosen below need them, and a dense
+        # conflict graph makes loading them for every candidate the costly part of recall.
+        # The lexical hits come with their facts; only the other close ones are read.
+        candidates = [f for f, _ in hits] + [
+            f
+            for f in store.facts_by_ids(user, sorted(set(close) - ranked.keys()), links=False)
+            if f.status == "active"
+        ]
+    else:
+        # Nothing to search for ("what do you know?"): the most recently confirmed facts.
+        candidates = store.recent_facts(user, limit, kinds)
+    pinned = store.pinned_facts(user, kinds)
+
+    def relevance(fact: Fact) -> float:
+        coverage = (
+            len(match_words(query_words, content_words(fact.text))) / len(query_words)
+            if query_words
+            else 0.0
+        )
+        score = w_cos * similar(fact.id) + w_cover * coverage + w_bm25 * ranked.get(fact.id, 0.0)
+        return score * (STALE_FACTOR if is_stale(fact, now, settings) else 1.0)
+
+    pool = [f for f in candidates if not kinds or f.kind in kinds]
+    # Ties go to the fact confirmed last (what the user said most recently), then the id.
+    pool.sort(key=lambda f: (f.last_confirmed_at, f.id), reverse=True)
+    pool.sort(key=lambda f: -relevance(f))
+    top = pool[:limit]
+    linked = {f.id: f for f in store.facts_by_ids(user, sorted(f.id for f in top))}
+    chosen: dict[str, tuple[Fact, float, bool]] = {}
+    for fact in top:
+        chosen[fact.id] = (linked.get(fact.id, fact), relevance(fact), False)
+    for fact in pinned:
+        chosen.setdefault(fact.id, (fact, relevance(fact), False))
+    # Conflict partners come along even if they did not match: the model must see both sides.
+    partner_ids = [
+        p for fact, _, _ in list(chosen.values()) for p in fact.conflicts_with if p not in chosen
+    ]
+    for partner in store.facts_by_ids(user, sorted(set(partner_ids))):
+        if partner.status == "active":
+            chosen[partner.id] = (partner, relevance(partner), True)
+    items = sorted(chosen.values(), key=lambda t: (t[2], -t[1], t[0].id))
+    ids = set(chosen)
+    pairs = sorted(
+        {tuple(sorted((f.id, p))) for f, _, _ in items for p in f.conflicts_with if p in ids}
+    )
+    facts = tuple(
+        RecalledFact(
+            fact=f,
+            score=round(s, 6),
+            stale=is_stale(f, now, settings),
+            pinned=f.pinned,
+            conflicting=any(p in ids for p in f.conflicts_with),
+            via_conflict=via,
+        )
+        for f, s, via in items
+    )
+    conflicts = tuple((a, b) for a, b in pairs)
+    return Recall(
+        query=query, facts=facts, conflicts=conflicts, notice=NOTICE if conflicts else None
+    )

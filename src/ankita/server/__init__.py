@@ -1,0 +1,1 @@
+"""The doors over the network and stdio: the HTTP API, the review page and MCP."""

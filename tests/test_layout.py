@@ -1,0 +1,198 @@
+"""The package's shape (docs/architecture.md): which part may import which, no import circle,
+and modules that stay small. Every import counts, also one made inside a function."""
+
+import ast
+from pathlib import Path
+
+import ankita
+
+SRC = Path(ankita.__file__).parent
+BASE = {"_errors", "_models", "_config", "_validate", "_files", "_jsonl"}
+
+# What each part may import besides itself and the base modules.
+ALLOWED = {
+    "base": set(),
+    "analysis": set(),
+    "embed": set(),
+    "store": set(),
+    "search": {"analysis", "store"},
+    "ops": {"analysis", "store", "search"},
+    "engine": {"analysis", "search", "store", "embed", "ops"},
+    "api": {"analysis", "embed", "engine"},  # the package's public names
+    "tools": {"engine"},
+    "dev": {"analysis", "search", "store", "embed", "ops", "engine", "api"},
+    "companion": {"engine", "api", "tools", "console"},
+    # The server serves the companion's card and tasks to its owner.
+    "server": {
+        "analysis",
+        "search",
+        "store",
+        "embed",
+        "ops",
+        "engine",
+        "api",
+        "tools",
+        "companion",
+    },
+    "console": {"engine"},
+    "cli": {
+        "analysis",
+        "search",
+        "store",
+        "embed",
+        "ops",
+        "engine",
+        "api",
+        "tools",
+        "dev",
+        "server",
+        "companion",
+        "console",
+    },
+    "main": {"cli"},
+}
+# Known, and to be removed: the store still computes a fact's index terms (issue 36, step 2).
+EXCEPTIONS = {
+    ("ankita.store._sql", "ankita.search._index"),
+    ("ankita.store._sqlite", "ankita.search._index"),
+    ("ankita.ops._doctor", "ankita.search._index"),
+}
+# No module over 500 lines; these were over it when the rule came, and may only shrink.
+OVER_500 = {
+    "analysis/_disagree.py": 1289,
+    "_memory.py": 953,
+    "store/_sql.py": 844,
+    "companion/_cli.py": 734,
+    "server/_server.py": 663,
+    "dev/_bench.py": 649,
+    "search/_index.py": 556,
+    "companion/_channels.py": 548,
+    "cli/_store.py": 533,
+    "companion/_scheduler.py": 531,
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def part_of(module: str) -> str:
+    names = module.split(".")
+    if len(names) == 1:
+        return "api"
+    top = names[1]
+    if top in BASE:
+        return "base"
+    if top in ("analysis", "search", "store", "embed", "ops", "server", "dev", "companion", "cli"):
+        return top
+    return {"_memory": "engine", "tools": "tools", "_console": "console", "__main__": "main"}[top]
+
+
+def imports() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in SRC.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert node.level == 0, f"{name}: relative import"
+                if node.module and node.module.split(".")[0] == "ankita":
+                    found.add(node.module)
+                    found |= {
+                        f"{node.module}.{a.name}"
+                        for a in node.names
+                        if f"{node.module}.{a.name}" in modules
+                    }
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.split(".")[0] == "ankita"}
+        # A package's own __init__ (a docstring) is no dependency.
+        graph[name] = {
+            m
+            for m in found
+            if m in modules
+            and m != name
+            and not (modules[m].name == "__init__.py" and m != "ankita")
+        }
+    return graph
+
+
+def wrong_imports(graph: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for importer, targets in graph.items():
+        mine = part_of(importer)
+        for target in targets:
+            theirs = part_of(target)
+            if (
+                theirs not in (mine, "base")
+                and theirs not in ALLOWED[mine]
+                and (importer, target) not in EXCEPTIONS
+            ):
+                wrong.append(f"{importer} ({mine}) imports {target} ({theirs})")
+    return wrong
+
+
+def test_each_part_imports_only_the_parts_below_it():
+    assert wrong_imports(imports()) == []
+
+
+def test_the_engine_never_imports_the_companion_or_a_door():
+    graph = imports()
+    engine = [
+        m
+        for m in graph
+        if part_of(m) in ("base", "analysis", "search", "store", "embed", "ops", "engine")
+    ]
+    for module in engine:
+        assert not {
+            t
+            for t in graph[module]
+            if part_of(t) in ("companion", "cli", "server", "dev", "console")
+        }, module
+
+
+def test_no_import_circle():
+    graph = imports()
+    graph.pop("ankita")  # the package re-exports; its parts never import it back in a circle
+    seen: dict[str, int] = {}
+    circles = []
+
+    def visit(module: str, path: list[str]) -> None:
+        seen[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if seen.get(target) == 1:
+                circles.append(path[path.index(target) :] + [target])
+            elif target not in seen:
+                visit(target, [*path, target])
+        seen[module] = 2
+
+    for module in sorted(graph):
+        if module not in seen:
+            visit(module, [module])
+    assert circles == []
+
+
+def test_modules_stay_small():
+    over = {}
+    for path in SRC.rglob("*.py"):
+        name = path.relative_to(SRC).as_posix()
+        lines = len(path.read_text().splitlines())
+        if lines > OVER_500.get(name, 500):
+            over[name] = lines
+    assert over == {}
+
+
+def test_the_detector_sees_a_wrong_import(tmp_path, monkeypatch):
+    # A store module that imports the companion must be caught.
+    fake = tmp_path / "ankita"
+    (fake / "store").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "store" / "__init__.py").write_text("")
+    (fake / "store" / "_x.py").write_text("from ankita.companion._y import z\n")
+    (fake / "companion").mkdir()
+    (fake / "companion" / "__init__.py").write_text("")
+    (fake / "companion" / "_y.py").write_text("z = 1\n")
+    monkeypatch.setattr(__import__(__name__), "SRC", fake)
+    assert wrong_imports(imports()) == [
+        "ankita.store._x (store) imports ankita.companion._y (companion)"
+    ]
