@@ -2,6 +2,9 @@
 (Ollama and OpenAI-compatible): memory in every turn, the conflict question, compaction,
 [SILENT], lanes, sessions."""
 
+import json
+import random
+import string
 import threading
 import time
 
@@ -310,3 +313,21 @@ def test_sessions_resume_with_their_history(tmp_path, fake, provider):
     said = [m["content"] for m in fake.requests[-1]["messages"][1:]]
     assert "I drink green tea every morning" in said
     assert "I drink green tea every morning" in fake.requests[-1]["messages"][0]["content"]
+
+
+def test_with_many_conflicts_the_newest_unasked_one_is_asked(tmp_path, fake, provider):
+    chat = make(tmp_path, fake, provider)
+    rng = random.Random(5)
+    for _ in range(60):
+        name = "".join(rng.choice(string.ascii_lowercase) for _ in range(8)).capitalize()
+        chat.memory.remember(f"{name} meets us on Friday")
+        chat.memory.remember(f"{name} does not meet us on Friday")
+    assert chat.memory.conflict_count() == 60
+    # This session already asked about the first 55 pairs: the next question is the 56th,
+    # past the first page of pairs.
+    newest = chat.memory.conflicts(limit=56)
+    chat.transcripts.put(
+        chat.session, "asked", json.dumps([f"{p.a.id}|{p.b.id}" for p in newest[:55]])
+    )
+    asked = chat.send("Hello")
+    assert asked.asked_conflict == (newest[55].a.id, newest[55].b.id)

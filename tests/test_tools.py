@@ -1,6 +1,8 @@
 """`ankita.tools`: schemas for function-calling agents and `dispatch`."""
 
 import json
+import random
+import string
 
 import pytest
 from click.testing import CliRunner
@@ -56,3 +58,16 @@ def test_dispatch_refuses_bad_calls_and_writes_nothing(memory, name, arguments, 
     with pytest.raises(error):
         dispatch(name, arguments, memory)
     assert memory.list() == []
+
+
+def test_list_conflicts_gives_the_model_the_newest_twenty(memory, clock):
+    rng = random.Random(5)
+    for _ in range(25):
+        name = "".join(rng.choice(string.ascii_lowercase) for _ in range(8)).capitalize()
+        memory.remember(f"{name} meets us on Friday")
+        memory.remember(f"{name} does not meet us on Friday")
+        clock.advance(minutes=1)
+    assert memory.conflict_count() == 25
+    lines = dispatch("list_conflicts", {}, memory).splitlines()
+    assert len(lines) == 21 and lines[-1] == "... and 5 older pairs; settle these first."
+    assert name in lines[0]  # the newest first

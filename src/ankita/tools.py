@@ -150,11 +150,18 @@ def _recall(m: Memory, a: dict[str, Any]) -> str:
     return text or "Nothing relevant is stored."
 
 
+LISTED_CONFLICTS = 20  # a model's context holds the newest few, not thousands
+
+
 def _list_conflicts(m: Memory, a: dict[str, Any]) -> str:
-    pairs = m.conflicts()
+    pairs = m.conflicts(limit=LISTED_CONFLICTS)
     if not pairs:
         return "No conflicts."
-    return "\n".join(f"[{c.a.id}] {c.a.text}  <->  [{c.b.id}] {c.b.text}" for c in pairs)
+    lines = [f"[{c.a.id}] {c.a.text}  <->  [{c.b.id}] {c.b.text}" for c in pairs]
+    more = m.conflict_count() - len(pairs)
+    if more > 0:
+        lines.append(f"... and {more} older pairs; settle these first.")
+    return "\n".join(lines)
 
 
 def _clear(m: Memory, a: dict[str, Any]) -> str:

@@ -57,6 +57,22 @@ from ankita._errors import InvalidInput, NotFound
     help="Only the write cost of a real memory stream (LoCoMo JSON or JSONL of "
     "{text, stream?}), beside as many generated facts in the same run.",
 )
+@click.option(
+    "--style",
+    type=click.Choice(["short", "real"]),
+    default="short",
+    show_default=True,
+    help="Generated facts: short ones of one user, or long multi-clause third-person ones "
+    "like a real memory stream's.",
+)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Measure on your own facts instead (LoCoMo JSON or JSONL of {text}), in file order: "
+    "it needs the largest size plus three times --writes facts.",
+)
 @json_option
 @click.pass_context
 def bench(
@@ -68,6 +84,8 @@ def bench(
     writer_writes: int,
     plot_path: str | None,
     real_path: str | None,
+    style: str,
+    corpus_path: str | None,
     as_json: bool,
 ) -> None:
     """Measure remember/recall latency, import rate and memory at several store sizes, and
@@ -87,6 +105,10 @@ def bench(
         raise InvalidInput("--facts sizes must be at least 10, and --writes at least 1")
     if writers < 0 or writer_writes < 1:
         raise InvalidInput("--writers must be 0 or more, and --writer-writes at least 1")
+    if corpus_path:
+        from ankita.dev._corpus import corpus_texts
+
+        corpus_texts(corpus_path, max(size_list) + 3 * writes)  # refused before any work
     if plot_path:
         from ankita.dev._plot import check_can_plot
 
@@ -112,6 +134,8 @@ def bench(
         judge=ctx.find_root().obj["judge"],
         writers=writers,
         writer_writes=writer_writes,
+        style=style,
+        corpus=corpus_path,
     )
     if plot_path:
         from ankita.dev._plot import latency_by_size
@@ -126,7 +150,10 @@ def bench(
     if as_json:
         _print_json(report)
         return
-    table = Table(title=f"ankita bench ({report['backend']}, embedder {esc(embedder)})")
+    table = Table(
+        title=f"ankita bench ({report['backend']}, embedder {esc(embedder)}, "
+        f"facts: {esc(report['facts_from'])})"
+    )
     columns = [
         "facts",
         "remember_p50_ms",

@@ -174,12 +174,12 @@ def _runner(ctx: click.Context) -> Any:
         if job.prompt.startswith("action:"):
             name = job.prompt.split(":", 1)[1]
             if name == "conflicts":
-                pairs = memory.conflicts()
+                pairs = memory.conflicts(limit=10)
                 if not pairs:
                     return "No conflicts wait for an answer."
-                return "These wait for your answer: " + "; ".join(
-                    f'"{p.a.text}" or "{p.b.text}"' for p in pairs
-                )
+                said = "; ".join(f'"{p.a.text}" or "{p.b.text}"' for p in pairs)
+                more = memory.conflict_count() - len(pairs)
+                return f"These wait for your answer: {said}" + (f"; {more} more" if more else "")
             raise InvalidInput(f"unknown action {name!r}")
         transcripts = Transcripts(chat_db_path())
         try:

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ankita import tools as memory_tools
-from ankita._errors import AnkitaError, InvalidInput, ModelError
+from ankita._errors import AnkitaError, InvalidInput, ModelError, NotFound
 from ankita._memory import Memory
 from ankita.companion._apps import AppIndex
 from ankita.companion._lanes import Lanes
@@ -35,6 +35,7 @@ MAX_TOOL_ROUNDS = 5
 KEEP_RECENT = 6  # messages kept verbatim through a compaction
 COMPACT_AT = 0.6
 RECALL_TURNS = 3  # user messages whose words feed recall
+QUESTION_PAGE = 50  # flagged pairs read at a time when looking for one to ask about
 FALLBACK_SUMMARY = (
     "(Earlier parts of this conversation were shortened because a summary "
     "could not be made. They are saved in the transcript.)"
@@ -138,19 +139,22 @@ class Companion:
         ]
 
     def _pending_question(self) -> tuple[str, tuple[str, str] | None]:
-        """A conflict not yet asked about in this session, as an instruction to ask it."""
+        """A conflict not yet asked about in this session, the newest first, as an instruction
+        to ask it. Read a page at a time: a memory may hold thousands of flagged pairs."""
         asked = set(json.loads(self.transcripts.get(self.session, "asked") or "[]"))
-        for pair in self.memory.conflicts():
-            key = f"{pair.a.id}|{pair.b.id}"
-            if key in asked:
-                continue
-            text = (
-                f'Your memory holds two facts that disagree: [{pair.a.id}] "{pair.a.text}" '
-                f'and [{pair.b.id}] "{pair.b.text}". Ask {self.user_name}, once and '
-                "briefly, which is current (or whether both are true). When they answer, "
-                "call resolve_conflict with keep and over, or clear_conflict if both hold."
-            )
-            return text, (pair.a.id, pair.b.id)
+        offset = 0
+        while pairs := self.memory.conflicts(limit=QUESTION_PAGE, offset=offset):
+            for pair in pairs:
+                if f"{pair.a.id}|{pair.b.id}" in asked:
+                    continue
+                text = (
+                    f'Your memory holds two facts that disagree: [{pair.a.id}] "{pair.a.text}" '
+                    f'and [{pair.b.id}] "{pair.b.text}". Ask {self.user_name}, once and '
+                    "briefly, which is current (or whether both are true). When they answer, "
+                    "call resolve_conflict with keep and over, or clear_conflict if both hold."
+                )
+                return text, (pair.a.id, pair.b.id)
+            offset += QUESTION_PAGE
         return "", None
 
     def _mark_asked(self, pair: tuple[str, str], message: Message) -> None:
@@ -161,10 +165,17 @@ class Companion:
         self.transcripts.put(self.session, f"asked_in:{pair[0]}|{pair[1]}", str(message.seq))
 
     def _open_questions(self) -> set[int]:
+        """The messages that asked about a conflict that still stands (from what this session
+        asked, not from every flagged pair of the memory)."""
         seqs = set()
-        for pair in self.memory.conflicts():
-            seq = self.transcripts.get(self.session, f"asked_in:{pair.a.id}|{pair.b.id}")
-            if seq is not None:
+        for key in json.loads(self.transcripts.get(self.session, "asked") or "[]"):
+            a, b = key.split("|")
+            try:
+                standing = b in self.memory.get(a).conflicts_with
+            except NotFound:
+                standing = False
+            seq = self.transcripts.get(self.session, f"asked_in:{key}")
+            if standing and seq is not None:
                 seqs.add(int(seq))
         return seqs
 

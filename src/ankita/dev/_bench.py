@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-import random
 import resource
 import shutil
 import statistics
@@ -24,178 +23,8 @@ from typing import Any
 
 from ankita._memory import IMPORT_BATCH, Memory
 from ankita.analysis._text import TEXT_CACHE
+from ankita.dev._corpus import FactGenerator, make_facts
 from ankita.search._index import index_terms
-
-_SYLLABLES = [
-    "ka",
-    "lo",
-    "mi",
-    "ra",
-    "ten",
-    "vo",
-    "sun",
-    "bel",
-    "dor",
-    "ia",
-    "qu",
-    "zen",
-    "mar",
-    "os",
-    "ti",
-    "fen",
-    "gra",
-    "lu",
-    "pe",
-    "sha",
-    "wy",
-    "no",
-    "ber",
-    "cal",
-]
-_NOUNS = [
-    "coffee",
-    "tea",
-    "jazz",
-    "blues",
-    "chess",
-    "climbing",
-    "running",
-    "sushi",
-    "pizza",
-    "dark mode",
-    "light mode",
-    "tabs",
-    "spaces",
-    "trains",
-    "planes",
-    "podcasts",
-    "novels",
-    "hiking",
-    "yoga",
-    "piano",
-    "guitar",
-    "cycling",
-    "gardening",
-    "baking",
-    "painting",
-]
-# A few people hold a relation one has one of; the rest are people one has several of.
-_SINGLE_RELATIONS = [
-    "sister",
-    "brother",
-    "son",
-    "daughter",
-    "partner",
-    "manager",
-    "dentist",
-    "mentor",
-    "landlord",
-]
-_SEVERAL_RELATIONS = ["friend", "colleague", "neighbour", "cousin", "classmate"]
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-_PAST_HOMES = 12  # places one has lived in, over a life
-
-
-def _name(rng: random.Random, parts: int) -> str:
-    return "".join(rng.choice(_SYLLABLES) for _ in range(parts)).capitalize()
-
-
-def _names(rng: random.Random, parts: int, count: int, suffix: str = "") -> list[str]:
-    """`count` different names: each stands for one person, place or thing."""
-    seen: dict[str, None] = {}
-    while len(seen) < count:
-        # A longer name once the short ones run out, so no two things share a name.
-        seen[_name(rng, parts + len(seen) // len(_SYLLABLES) ** parts) + suffix] = None
-    return list(seen)
-
-
-class FactGenerator:
-    """One user's facts over years: people, places, tools and projects whose number grows with
-    the store, each with attributes that stay put (a person's relation, home and age; a
-    project's database, version and deadline), so a fresh fact mostly adds to what is known or
-    restates it. Repeats (merges), changed values of earlier facts (mostly conflicts) and
-    stated changes or negations are mixed in at fixed rates (8%, 6%, 4%), so conflicts do not
-    grow denser as the store grows."""
-
-    def __init__(self, seed: int, size: int) -> None:
-        r = self.rng = random.Random(seed)
-        # About one person, place and project per four facts: most fresh facts are new.
-        width = max(50, size // 4)
-        self.places = _names(r, 3, width, "burg")
-        self.people = _names(r, 3, width)
-        self.tools = _names(r, 2, width // 2, "DB")
-        self.topics = _names(r, 3, width)
-        self.relation = {
-            p: _SINGLE_RELATIONS[i] if i < len(_SINGLE_RELATIONS) else r.choice(_SEVERAL_RELATIONS)
-            for i, p in enumerate(self.people)
-        }
-        self.home = {p: r.choice(self.places) for p in self.people}
-        self.age = {p: r.randint(18, 90) for p in self.people}
-        self.database = {t: r.choice(self.tools) for t in self.topics}
-        self.version = {t: r.randint(1, 20) for t in self.topics}
-        self.deadline = {t: r.choice(_DAYS) for t in self.topics}
-        self.lived = {p: r.randint(2, 15) for p in self.places[:_PAST_HOMES]}
-        self.practice = {n: (r.randint(2, 9), r.choice(self.places)) for n in _NOUNS}
-        self.history: list[tuple[str, str]] = []
-
-    def _fresh(self) -> tuple[str, str]:
-        r = self.rng
-        person, topic, noun = r.choice(self.people), r.choice(self.topics), r.choice(_NOUNS)
-        relation, tool = self.relation[person], self.database[topic]
-        lived = r.choice(list(self.lived))
-        times, where = self.practice[noun]
-        other = r.choice([n for n in _NOUNS if n != noun])
-        options = [
-            ("location", f"My {relation} {person} lives in {self.home[person]}"),
-            ("location", f"I lived in {lived} for {self.lived[lived]} years"),
-            ("relationship", f"My {relation} is called {person}"),
-            ("relationship", f"{person} is my {relation}"),
-            ("tool", f"I use {tool} for the {topic} project"),
-            ("tool", f"The {topic} service stores its data in {tool}"),
-            ("preference", f"I like {noun} with {person}"),
-            ("preference", f"{person} prefers {noun} over {other}"),
-            ("habit", f"I go {noun} with {person} on {r.choice(_DAYS)}s"),
-            ("habit", f"I practise {noun} {times} times a week in {where}"),
-            ("work", f"I work on {topic} with {person}"),
-            ("work", f"The {topic} deadline is {self.deadline[topic]}"),
-            ("project", f"The {topic} release uses {tool} version {self.version[topic]}"),
-            ("health", f"{person} is allergic to {noun}"),
-            ("identity", f"{person} is {self.age[person]} years old"),
-        ]
-        kind, text = r.choice(options)
-        return text, kind
-
-    def _polar(self) -> tuple[str, str]:
-        """A stated change or a negation ("moved to", "no longer", "not") about one person or
-        project, so its conflicts stay few. With vectors it is the costly case: it may meet any
-        close fact of its kind."""
-        r = self.rng
-        person, topic, noun = r.choice(self.people), r.choice(self.topics), r.choice(_NOUNS)
-        options = [
-            ("location", f"My {self.relation[person]} {person} moved to {r.choice(self.places)}"),
-            ("tool", f"The {topic} service switched to {r.choice(self.tools)}"),
-            ("preference", f"I no longer like {noun} with {person}"),
-            ("preference", f"{person} does not like {noun}"),
-            ("habit", f"I stopped going {noun} with {person}"),
-            ("work", f"I quit working on {topic}"),
-            ("health", f"{person} is not allergic to {noun}"),
-        ]
-        kind, text = r.choice(options)
-        return text, kind
-
-    def next(self) -> tuple[str, str]:
-        roll = self.rng.random()
-        if self.history and roll < 0.08:  # a repeat: must merge
-            return self.rng.choice(self.history)
-        if self.history and roll < 0.14:  # a changed value: usually a conflict
-            text, kind = self.rng.choice(self.history)
-            words = text.split()
-            i = self.rng.randrange(len(words))
-            words[i] = self.rng.choice(self.places + self.people)
-            return " ".join(words), kind
-        fact = self._polar() if roll < 0.18 else self._fresh()
-        self.history.append(fact)
-        return fact
 
 
 def _percentile(samples: list[float], q: float) -> float:
@@ -337,11 +166,14 @@ def run_size(
     server: str | None = None,
     judge: str = "auto",
     workers: int | None = None,
+    style: str = "short",
+    corpus: str | None = None,
 ) -> dict[str, Any]:
-    """One store size, measured end to end (runs in a child process)."""
+    """One store size, measured end to end (runs in a child process), on generated facts of
+    `style` or on the facts of `corpus`."""
     places = Places(server)
     try:
-        generator = FactGenerator(seed, size)
+        generator = make_facts(style, seed, size, corpus, size + 3 * writes)
         rows = [
             {"text": t, "kind": k, "source": "bench"}
             for t, k in (generator.next() for _ in range(size))
@@ -587,6 +419,8 @@ def bench(
     writers: int = 0,
     writer_writes: int = 200,
     judge: str = "auto",
+    style: str = "short",
+    corpus: str | None = None,
 ) -> dict[str, Any]:
     """Every size in its own process, smallest first; then, if asked, `writers` processes
     writing at once. `server` is a PostgreSQL URL, or None for temporary SQLite files."""
@@ -595,10 +429,24 @@ def bench(
         if on_size:
             on_size(size)
         status, payload = _in_child(
-            run_size, size, embedder, writes, min(writes, exhaustive_writes), 7, server, judge
+            run_size,
+            size,
+            embedder,
+            writes,
+            min(writes, exhaustive_writes),
+            7,
+            server,
+            judge,
+            None,
+            style,
+            corpus,
         )
         runs.append(payload if status == "ok" else {"facts": size, "error": payload})
-    report: dict[str, Any] = {"backend": "postgresql" if server else "sqlite", "runs": runs}
+    report: dict[str, Any] = {
+        "backend": "postgresql" if server else "sqlite",
+        "facts_from": corpus or f"generated, {style} style",
+        "runs": runs,
+    }
     if writers:
         if on_size:
             on_size(-writers)
