@@ -33,6 +33,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "ANKITA_CONFLICT_THRESHOLD",
         "ANKITA_STALE_AFTER_DAYS",
         "ANKITA_JUDGE_LINE",
+        "ANKITA_LLM_BASE",
+        "ANKITA_LLM_MODEL",
+        "ANKITA_LLM_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
     # The rules alone, unless a test asks for the contradiction judge (tests/test_judge.py):

@@ -28,13 +28,15 @@ class Say:
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     status: int = 200  # anything else: an error response
     hang_s: float = 0.0  # sleep before answering (a hung model)
+    gap_s: float = 0.0  # sleep between streamed pieces (a slow model)
 
 
 Brain = Callable[[dict[str, Any]], Say]
 
 
 def prompt_tokens(body: dict[str, Any]) -> int:
-    return len(json.dumps(body.get("messages", []))) // 4
+    """As a server counts them: the messages and the tool schemas it was sent."""
+    return (len(json.dumps(body.get("messages", []))) + len(json.dumps(body.get("tools", [])))) // 4
 
 
 def _last(body: dict[str, Any], role: str) -> str:
@@ -89,6 +91,8 @@ def scripted_brain(body: dict[str, Any]) -> Say:
     user = _last(body, "user")
     if user.startswith("The conversation is about to be shortened"):
         return Say("[SILENT]")
+    if user.lower().startswith("be quiet"):
+        return Say("[SILENT]")
     asked = re.search(r'\[(\w+)\] "([^"]+)" and \[(\w+)\] "([^"]+)"', system)
     if asked and "Ask " in system:
         first, second = asked.group(2), asked.group(4)
@@ -99,8 +103,6 @@ def scripted_brain(body: dict[str, Any]) -> Say:
         return Say(tool_calls=[("list_conflicts", {})])
     if re.match(r"(?i)^(i|my|i'm|i am)\b", user) and not user.endswith("?"):
         return Say(tool_calls=[("remember", {"text": user})])
-    if user.lower().startswith("be quiet"):
-        return Say("[SILENT]")
     known = re.findall(r"- \[\w+\] ([^\n(]+)", system)
     if known:
         return Say("From what I remember: " + "; ".join(k.strip() for k in known[:3]) + ".")
@@ -155,13 +157,17 @@ class FakeModel:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _chunks(self, kind: str, pieces: list[bytes]) -> None:
+            def _chunks(self, kind: str, pieces: list[bytes], gap_s: float = 0.0) -> None:
                 self.send_response(200)
                 self.send_header("content-type", kind)
                 self.end_headers()
-                for piece in pieces:
-                    self.wfile.write(piece)
-                    self.wfile.flush()
+                try:
+                    for piece in pieces:
+                        self.wfile.write(piece)
+                        self.wfile.flush()
+                        time.sleep(gap_s)
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client stopped reading (a cancelled reply), as real ones do
 
             def _openai(self, body: dict[str, Any], say: Say) -> None:
                 def event(obj: Any) -> bytes:
@@ -227,7 +233,7 @@ class FakeModel:
                     )
                 )
                 pieces.append(b"data: [DONE]\n\n")
-                self._chunks("text/event-stream", pieces)
+                self._chunks("text/event-stream", pieces, say.gap_s)
 
             def _ollama(self, body: dict[str, Any], say: Say) -> None:
                 def line(obj: Any) -> bytes:
@@ -272,7 +278,7 @@ class FakeModel:
                         }
                     )
                 )
-                self._chunks("application/x-ndjson", pieces)
+                self._chunks("application/x-ndjson", pieces, say.gap_s)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True

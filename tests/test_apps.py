@@ -7,7 +7,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from ankita import InvalidInput
+from ankita import InvalidInput, Memory
 from ankita.cli import cli
 from ankita.companion._apps import AppIndex, discover
 
@@ -186,4 +186,92 @@ def test_the_companion_opens_apps_and_asks_when_unsure(tree, tmp_path):
     unsure = chat.send("please open text editor")
     assert unsure.text.startswith("Not sure which app: ask the user which one did you mean")
     assert launched == [("gnome-calculator",)]
+    fake.stop()
+
+
+def test_field_codes_inside_an_argument_are_gone_too(tree):
+    system = tree / "usr" / "applications"
+    desktop(system, "viewer.desktop", Name="Viewer", Exec="viewer --file=%f --title=100%% %U")
+    [viewer] = [a for a in discover("linux") if a.id == "viewer"]
+    assert viewer.argv == ("viewer", "--file=", "--title=100%")
+
+
+def test_a_terminal_app_runs_in_a_terminal_or_is_not_offered(tree, tmp_path, monkeypatch):
+    system = tree / "usr" / "applications"
+    desktop(system, "htop.desktop", Name="Htop", Exec="htop", Terminal="true")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-terminals"))
+    assert "htop" not in {a.id for a in discover("linux")}
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "xterm").write_text("#!/bin/sh\n")
+    (bin_dir / "xterm").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    [htop] = [a for a in discover("linux") if a.id == "htop"]
+    assert htop.argv == ("xterm", "-e", "htop")
+
+
+def test_names_in_the_users_language(tree, monkeypatch):
+    system = tree / "usr" / "applications"
+    desktop(
+        system,
+        "org.gnome.Calculator.desktop",
+        **{"Name": "Calculator", "Name[de]": "Rechner", "Keywords[de]": "Mathe;"},
+        Exec="gnome-calculator %U",
+    )
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LC_MESSAGES", raising=False)
+    launched, launch = recording()
+    index = AppIndex("linux", launch=launch)
+    calculator = index.open("rechner")
+    assert calculator.kind == "launch" and calculator.app.name == "Rechner"
+    assert index.open("calculator").kind == "launch"  # the untranslated name still works
+    assert index.open("mathe").kind == "launch"
+    assert launched == [("gnome-calculator",)] * 3
+
+
+def test_a_query_that_is_not_a_name_launches_nothing(tree):
+    launched, launch = recording()
+    index = AppIndex("linux", launch=launch)
+    for query in ("calculator; rm -rf /", "calculator && reboot", "$(calculator)", "calc\nrm"):
+        with pytest.raises(InvalidInput, match="not an app name"):
+            index.open(query)
+    assert launched == []
+
+
+def test_a_missing_program_is_a_clear_error_never_a_traceback(tree, tmp_path):
+    from ankita import NotFound
+    from ankita.companion import Companion, ModelSettings, Persona, Transcripts, open_model
+    from ankita.companion._apps import _default_launch
+    from fakemodel import FakeModel, Say
+
+    system = tree / "usr" / "applications"
+    desktop(system, "gone.desktop", Name="Gone Away", Exec=str(tmp_path / "not-installed"))
+    index = AppIndex("linux", launch=_default_launch)
+    with pytest.raises(NotFound, match="could not open Gone Away"):
+        index.open("gone away")
+    result = CliRunner().invoke(cli, ["apps", "open", "gone", "away"])
+    assert result.exit_code == 3 and "could not open Gone Away" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+    # Through the model's open_app tool: the error goes back to the model, the session goes on.
+    def brain(body):
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Say(last["content"])
+        if "open" in last["content"]:
+            return Say(tool_calls=[("open_app", {"name": "gone away"})])
+        return Say("Still here.")
+
+    fake = FakeModel(brain)
+    chat = Companion(
+        Memory(tmp_path / "m.db", embedder="none"),
+        open_model(ModelSettings(provider="ollama", base_url=fake.url("ollama"), model="fake")),
+        Persona.default(),
+        Transcripts(tmp_path / "chat.db"),
+        apps=index,
+    )
+    failed = chat.send("please open gone away")
+    assert failed.text.startswith("error (not_found): could not open Gone Away")
+    assert chat.send("are you there?").text == "Still here."
     fake.stop()

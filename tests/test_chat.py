@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from ankita import Memory, ModelError
+from ankita import ConfigError, Memory, ModelError
 from ankita.companion import (
     Companion,
     Lanes,
@@ -331,3 +331,120 @@ def test_with_many_conflicts_the_newest_unasked_one_is_asked(tmp_path, fake, pro
     )
     asked = chat.send("Hello")
     assert asked.asked_conflict == (newest[55].a.id, newest[55].b.id)
+
+
+def test_the_spec_names_of_the_chat_model_work_and_the_provider_is_read_off_the_url(
+    tmp_path, monkeypatch
+):
+    for name in ("ANKITA_CHAT_URL", "ANKITA_CHAT_PROVIDER", "ANKITA_CHAT_MODEL", "ANKITA_CHAT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    fake = FakeModel()
+    try:
+        monkeypatch.setenv("ANKITA_LLM_BASE", fake.url("openai"))
+        monkeypatch.setenv("ANKITA_LLM_MODEL", "fake-model")
+        monkeypatch.setenv("ANKITA_LLM_API_KEY", "sk-test")
+        settings = ModelSettings.from_env()
+        assert (settings.provider, settings.base_url, settings.model, settings.api_key) == (
+            "openai",
+            fake.url("openai"),
+            "fake-model",
+            "sk-test",
+        )
+        chat = make(tmp_path, fake, "openai")
+        assert chat.send("I live in Berlin").text == "Got it, I'll remember that."
+        monkeypatch.setenv("ANKITA_LLM_BASE", fake.url("ollama"))
+        assert ModelSettings.from_env().provider == "ollama"
+        # The more specific name wins over SPEC's general one.
+        monkeypatch.setenv("ANKITA_CHAT_MODEL", "chosen")
+        assert ModelSettings.from_env().model == "chosen"
+        # An Ollama provider named with an OpenAI-style URL is a clear error, not a bare 404.
+        monkeypatch.setenv("ANKITA_CHAT_PROVIDER", "ollama")
+        monkeypatch.setenv("ANKITA_LLM_BASE", fake.url("openai"))
+        with pytest.raises(ConfigError, match="an Ollama base has no /v1"):
+            ModelSettings.from_env()
+    finally:
+        fake.stop()
+
+
+def test_a_silent_turn_does_not_use_up_the_question(tmp_path, fake, provider):
+    chat = make(tmp_path, fake, provider)
+    chat.memory.remember("I love jazz")
+    chat.memory.remember("I hate jazz")
+    quiet = chat.send("be quiet please")  # the scripted model answers [SILENT]
+    assert quiet.kind == "silent" and quiet.asked_conflict is None
+    assert chat.send("Hello").asked_conflict is not None  # asked now, by a reply that speaks
+
+
+def test_a_resumed_conversation_may_ask_its_question_once_more(tmp_path, fake, provider):
+    chat = make(tmp_path, fake, provider)
+    chat.memory.remember("I love jazz")
+    chat.memory.remember("I hate jazz")
+    assert chat.send("Hello").asked_conflict is not None
+    assert chat.send("Hello again").asked_conflict is None
+    chat.resume()  # what `ankita chat` does when it takes a session up again
+    assert chat.send("Good morning").asked_conflict is not None
+
+
+@pytest.mark.slow
+def test_a_turn_holds_a_short_busy_lease_renewed_while_it_runs(tmp_path, monkeypatch):
+    from datetime import datetime, timedelta, timezone
+
+    from ankita.companion import _runtime
+
+    monkeypatch.setattr(_runtime, "BUSY_LEASE_S", 1.5)  # renewed every 0.5 s
+    fake = FakeModel(lambda body: Say("Once upon a time " * 6, gap_s=1.1))
+    try:
+        chat = make(tmp_path, fake, "ollama")
+        other = Transcripts(tmp_path / "chat.db")  # what a heartbeat's process sees
+        seen = []
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                now = datetime.now(timezone.utc)
+                until = other.get("*", "busy_until")
+                if until:
+                    seen.append((other.busy(now), datetime.fromisoformat(until) - now))
+                time.sleep(0.05)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        started = time.monotonic()
+        chat.send("tell me a story")
+        took = time.monotonic() - started
+        done.set()
+        watcher.join()
+        assert took > 2 * 1.5  # the turn outlived two leases...
+        # ...was marked busy all along, never for more than a lease ahead...
+        assert seen and all(is_busy for is_busy, _ in seen)
+        assert all(left <= timedelta(seconds=1.5) for _, left in seen)
+        # ...and the mark was cleared when it ended.
+        assert not other.busy(datetime.now(timezone.utc))
+        # A mark nobody renews (its process was killed) lapses within the lease.
+        _runtime._BusyLease._mark(str(tmp_path / "chat.db"), True)
+        assert other.busy(datetime.now(timezone.utc))
+        assert not other.busy(datetime.now(timezone.utc) + timedelta(seconds=1.6))
+        other.close()
+    finally:
+        fake.stop()
+
+
+def test_compaction_runs_only_when_it_frees_real_room(tmp_path, fake, provider):
+    fake.brain = chatty()
+    chat = make(tmp_path, fake, provider, window=2048)
+    assert chat.window_warning() is None
+    long_chat(chat, turns=30)
+    summaries = [
+        r for r in fake.requests if str(r["messages"][0]["content"]).startswith("Summarise")
+    ]
+    # Some summaries, but not one (and a flush) per turn: each replaces a real share of room.
+    assert 1 <= len(summaries) <= 10
+    assert len(fake.requests) <= 30 + 2 * len(summaries)
+
+
+def test_a_window_too_small_for_the_fixed_prompt_is_said_once(tmp_path, fake, provider):
+    chat = make(tmp_path, fake, provider, window=1024)
+    warning = chat.window_warning()
+    assert warning is not None and "context window (1024 tokens)" in warning
+    assert f"take about {chat.fixed_tokens()}" in warning
+    assert chat.fixed_tokens() > 0.6 * 1024

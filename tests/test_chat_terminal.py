@@ -23,19 +23,28 @@ if shutil.which("tmux") is None:
     pytest.skip("needs tmux", allow_module_level=True)
 
 
+class Env(dict):
+    """The chat's environment, and the fake model server it talks to."""
+
+    fake: FakeModel
+
+
 @pytest.fixture
 def env(tmp_path):
     fake = FakeModel()
-    values = {
-        "ANKITA_CHAT_PROVIDER": "ollama",
-        "ANKITA_CHAT_URL": fake.url("ollama"),
-        "ANKITA_CHAT_MODEL": "fake",
-        "ANKITA_DB": str(tmp_path / "memory.db"),
-        "ANKITA_USER": "sam",
-        "ANKITA_EMBEDDER": "none",
-        "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
-        "ANKITA_PERSONA": str(tmp_path / "persona.json"),
-    }
+    values = Env(
+        {
+            "ANKITA_CHAT_PROVIDER": "ollama",
+            "ANKITA_CHAT_URL": fake.url("ollama"),
+            "ANKITA_CHAT_MODEL": "fake",
+            "ANKITA_DB": str(tmp_path / "memory.db"),
+            "ANKITA_USER": "sam",
+            "ANKITA_EMBEDDER": "none",
+            "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
+            "ANKITA_PERSONA": str(tmp_path / "persona.json"),
+        }
+    )
+    values.fake = fake
     yield values
     fake.stop()
 
@@ -97,8 +106,17 @@ def test_a_chat_in_a_terminal_remembers_asks_and_resumes(env):
     again = Terminal(env, "chat")
     try:
         term = again
-        term.wait_for("resuming session default")
+        term.wait_for("resuming session default; the last messages:")
+        term.wait_for("Which one is current?")  # the last messages, shown again
         term.type("be quiet please")  # the scripted model answers [SILENT]
+        term.wait_for("you> be quiet please\nAnkita>\nyou>")  # a silent reply: nothing said
+        term.type("Where do I live?")
+        # Taken up again, the conversation asks its open question once more (the silent turn
+        # did not use it up: the one on screen so far is the history shown), then answers.
+        deadline = time.time() + 20
+        while term.screen().count("Which one is current?") < 2 and time.time() < deadline:
+            time.sleep(0.1)
+        assert term.screen().count("Which one is current?") == 2, term.screen()
         term.type("Where do I live?")
         screen = term.wait_for("From what I remember:")
         assert "SILENT" not in screen.upper().replace("SILENTLY", "")
@@ -109,6 +127,9 @@ def test_a_chat_in_a_terminal_remembers_asks_and_resumes(env):
     with Memory(env["ANKITA_DB"], user="sam", embedder="none") as memory:
         assert sorted(f.text for f in memory.list()) == ["I live in Berlin", "I live in Munich"]
         assert len(memory.conflicts()) == 1
+    # `ankita chat` offers the model open_app, as `ankita voice` does.
+    offered = {t["function"]["name"] for t in env.fake.requests[0]["tools"]}
+    assert {"remember", "recall", "open_app"} <= offered
 
 
 def test_without_a_model_chat_explains_how_to_get_one(tmp_path):

@@ -172,6 +172,31 @@ def test_failures_back_off(tmp_path, clock):
     assert "model down" in run.reason
 
 
+def test_a_backoff_longer_than_the_interval_is_followed(tmp_path, clock):
+    calls = []
+
+    def down(job):
+        calls.append(clock.now)
+        raise RuntimeError("model down")
+
+    s = scheduler(tmp_path, clock, down)
+    s.add("check-in", "every 30s", "Hi", kind="heartbeat")
+    start = clock.now
+    for _ in range(2 * 60 * 10):  # ten minutes, a tick every half second
+        clock.advance(seconds=0.5)
+        s.tick()
+    # Every 30 s before the fix; now after 30, 60 and 300 s of waiting: 4 runs in 10 minutes.
+    offsets = [round((at - start).total_seconds()) for at in calls]
+    assert offsets == [30, 60, 120, 420]
+    assert all(run.status == "error" for run in s.runs())
+    # The model is back: the retry succeeds and the slots run at their interval again.
+    s.runner = lambda job: "hello"
+    clock.advance(seconds=900 - (clock.now - start).total_seconds() + 420)
+    assert [r.status for r in s.tick()] == ["ok"]
+    clock.advance(seconds=30)
+    assert [r.status for r in s.tick()] == ["ok"]
+
+
 def test_silent_replies_are_recorded_and_post_nothing(tmp_path, clock):
     s = scheduler(tmp_path, clock, lambda job: "[SILENT]")
     s.add("check-in", "every 1h", "Anything to say?", kind="heartbeat")
@@ -216,6 +241,8 @@ def test_cron_and_at_schedules_in_a_time_zone(tmp_path, clock):
         ("every 2s", "UTC", "at least 10 seconds"),
         ("cron 61 * * * *", "UTC", "not a cron expression"),
         ("at tomorrow", "UTC", "ISO time"),
+        ("at 2020-01-01T09:00", "UTC", "in the past"),
+        ("at 2026-03-02T06:30", "Europe/Berlin", "in the past"),  # 05:30 UTC
         ("sometimes", "UTC", "a schedule is"),
         ("every 1h", "Mars/Olympus", "unknown time zone"),
     ],

@@ -1,5 +1,8 @@
 """The voice state machine, driven by injected transcripts and a fake clock."""
 
+import pytest
+
+from ankita import InvalidInput, NotFound
 from ankita.companion._voice import (
     FOLLOW_UP,
     HINT,
@@ -8,6 +11,7 @@ from ankita.companion._voice import (
     SPEAKING,
     STANDBY,
     Voice,
+    read_inputs,
 )
 
 
@@ -93,3 +97,30 @@ def test_a_silent_reply_opens_the_follow_up_window_without_speaking():
     v, _ = voice()
     v.heard("Ankita never mind")
     assert v.reply("") == [("listen", "")] and v.state == FOLLOW_UP and not v.mic_muted()
+
+
+def test_session_inputs_are_all_checked_before_anything_starts(tmp_path):
+    wav = tmp_path / "hello.wav"
+    wav.write_bytes(b"RIFF")
+    assert read_inputs(["+2.5", str(wav), "tell me a story"]) == [
+        ("silence", 2.5),
+        ("wav", str(wav)),
+        ("text", "tell me a story"),
+    ]
+    for bad in ("+abc", "+-30", "+nan", "+inf", "+"):
+        with pytest.raises(InvalidInput, match="takes a number of seconds"):
+            read_inputs(["ankita", bad])
+    with pytest.raises(NotFound, match="no WAV file"):
+        read_inputs(["ankita", str(tmp_path / "missing.wav")])
+
+
+def test_the_voice_command_refuses_bad_inputs_with_an_exit_code(tmp_path):
+    from click.testing import CliRunner
+
+    from ankita.cli import cli
+
+    runner = CliRunner()
+    bad = runner.invoke(cli, ["--db", str(tmp_path / "m.db"), "voice", "ankita", "+abc"])
+    assert bad.exit_code == 2 and "takes a number of seconds" in bad.output
+    missing = runner.invoke(cli, ["--db", str(tmp_path / "m.db"), "voice", "gone.wav"])
+    assert missing.exit_code == 3 and "no WAV file" in missing.output

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -26,8 +27,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ankita._errors import InvalidInput
+from ankita._errors import InvalidInput, NotFound
 
 LAUNCH_SCORE = 85.0  # at least this sure to launch without asking
 ASK_SCORE = 60.0  # below this: no match at all
@@ -51,21 +53,53 @@ class Match:
     message: str
 
 
-_FIELD_CODES = {"%f", "%F", "%u", "%U", "%d", "%D", "%n", "%N", "%i", "%c", "%k", "%v", "%m"}
+_FIELD_CODE = re.compile(r"%([fFuUdDnNickvm%])")
+# Terminal emulators that run a command given after -e, in the order tried.
+TERMINALS = ("x-terminal-emulator", "gnome-terminal", "konsole", "xfce4-terminal", "xterm")
+# A name never holds these: a query with them is not a name ("calculator; rm -rf /").
+_NOT_IN_A_NAME = set(";|&$`<>\\\n\r")
 
 
 def _exec_argv(exec_line: str) -> tuple[str, ...]:
-    """Exec= without its field codes (%f, %u, ...); %% is a literal percent."""
+    """Exec= without its field codes (%f, %u, ..., also inside an argument: --file=%f);
+    %% is a literal percent. An argument that was only field codes is dropped."""
     try:
         parts = shlex.split(exec_line)
     except ValueError:
         return ()
     argv = []
     for part in parts:
-        if part in _FIELD_CODES:
-            continue
-        argv.append(part.replace("%%", "%"))
-    return tuple(argv)
+        kept = _FIELD_CODE.sub(lambda m: "%" if m.group(1) == "%" else "", part)
+        if kept or not _FIELD_CODE.fullmatch(part):
+            argv.append(kept)
+    return tuple(a for a in argv if a)
+
+
+def _locale_keys() -> list[str]:
+    """The localized keys to read, most specific first: Name[de_DE], Name[de] for de_DE.UTF-8."""
+    lang = os.environ.get("LC_ALL") or os.environ.get("LC_MESSAGES") or os.environ.get("LANG", "")
+    lang = lang.split(".")[0].split("@")[0]
+    if not lang or lang in ("C", "POSIX"):
+        return []
+    return [lang, lang.split("_")[0]] if "_" in lang else [lang]
+
+
+def _localized(entry: Any, key: str) -> str:
+    for locale in _locale_keys():
+        if entry.get(f"{key}[{locale}]"):
+            return str(entry[f"{key}[{locale}]"])
+    return str(entry.get(key, ""))
+
+
+def in_terminal(argv: Sequence[str]) -> tuple[str, ...]:
+    """A Terminal=true program's command line, run inside the first terminal installed."""
+    for terminal in TERMINALS:
+        if shutil.which(terminal):
+            return (terminal, "-e", *argv)
+    raise NotFound(
+        f"{argv[0]} runs in a terminal, and no terminal emulator is installed "
+        f"(tried {', '.join(TERMINALS)})"
+    )
 
 
 def _resolves(program: str) -> bool:
@@ -116,14 +150,17 @@ def parse_desktop(desktop_id: str, path: Path, desktop_env: Sequence[str]) -> Ap
     argv = _exec_argv(entry.get("Exec", ""))
     if not argv:
         return None
-    aliases = [entry.get("GenericName", "")] + entry.get("Keywords", "").split(";")
-    return App(
-        desktop_id.removesuffix(".desktop"),
-        entry["Name"],
-        tuple(a.strip() for a in aliases if a.strip()),
-        argv,
-        str(path),
-    )
+    if entry.get("Terminal", "").lower() == "true":
+        try:
+            argv = in_terminal(argv)
+        except NotFound:
+            return None  # it could not be shown to the user
+    name = _localized(entry, "Name")
+    # The name in the user's language, and the untranslated one as an alias.
+    aliases = [entry["Name"], _localized(entry, "GenericName"), entry.get("GenericName", "")]
+    aliases += _localized(entry, "Keywords").split(";") + entry.get("Keywords", "").split(";")
+    unique = dict.fromkeys(a.strip() for a in aliases if a.strip())
+    return App(desktop_id.removesuffix(".desktop"), name, tuple(unique), argv, str(path))
 
 
 def windows_dirs() -> list[Path]:
@@ -224,6 +261,8 @@ class AppIndex:
         wanted = " ".join(str(query).lower().split())
         if not wanted:
             raise InvalidInput("which app? give its name")
+        if _NOT_IN_A_NAME & set(str(query)):
+            raise InvalidInput(f"{query!r} is not an app name: names hold no ; | & $ ` < > \\")
         scored = []
         for app in self.apps():
             names = [app.name, app.id, *app.aliases]
@@ -242,8 +281,15 @@ class AppIndex:
         return Match("launch", top[0][0], top, f"opening {top[0][0].name}")
 
     def open(self, query: str) -> Match:
-        """Launch the app if the match is sure; otherwise say what to ask."""
+        """Launch the app if the match is sure; otherwise say what to ask. A launch that
+        fails (its program is gone) is a NotFound, never an OSError out of a session."""
         found = self.match(query)
         if found.kind == "launch" and found.app is not None:
-            self.launch(found.app.argv)
+            try:
+                self.launch(found.app.argv)
+            except OSError as exc:
+                raise NotFound(
+                    f"could not open {found.app.name}: {found.app.argv[0]!r} "
+                    f"cannot be started ({exc.strerror or exc})"
+                ) from None
         return found

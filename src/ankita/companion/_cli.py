@@ -23,6 +23,7 @@ from ankita._errors import ChannelError, InvalidInput, ModelError, NotFound
 from ankita._files import private_folder
 from ankita.companion._apps import AppIndex
 from ankita.companion._channels import Channels
+from ankita.companion._chatloop import ChatLoop
 from ankita.companion._model import SETUP_HELP, ModelSettings, open_model
 from ankita.companion._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
 from ankita.companion._persona import Persona, load_persona, save_persona
@@ -47,7 +48,7 @@ from ankita.companion._transcripts import Transcripts
 def chat(
     ctx: click.Context, session: str, provider: str | None, url: str | None, model: str | None
 ) -> None:
-    """Talk with the companion; it remembers you across sessions. /quit ends."""
+    """Talk with the companion; it remembers you across sessions. /help lists commands."""
     settings = ModelSettings.from_env(provider=provider, base_url=url, model=model)
     client = open_model(settings)
     try:
@@ -57,42 +58,16 @@ def chat(
         sys.exit(6)
     memory = _memory(ctx)
     transcripts = Transcripts(chat_db_path())
-    companion = Companion(
-        memory, client, load_persona(persona_path()), transcripts, session=session
-    )
-    name = companion.persona.card["data"]["name"]
-    greeting = companion.greeting()
-    if greeting:
-        console.print(f"[bold]{esc(name)}>[/bold] {esc(greeting)}")
-    else:
-        count = len(transcripts.messages(session))
-        err_console.print(f"[dim]resuming session {esc(session)} ({count} messages)[/dim]")
-    while True:
-        try:
-            line = input("you> ")
-        except (EOFError, KeyboardInterrupt):
-            click.echo()
-            break
-        if line.strip() in ("/quit", "/exit"):
-            break
-        if not line.strip():
-            continue
-        console.print(f"[bold]{esc(name)}>[/bold] ", end="")
-        try:
-            turn = companion.send(line, on_delta=lambda d: console.print(esc(d), end=""))
-        except (ModelError, TimeoutError) as exc:
-            console.print()
-            err_console.print(f"[red]error[/red]: {esc(str(exc))}")
-            continue
-        console.print()
-        for call in turn.tool_calls:
-            err_console.print(f"[dim]  memory: {esc(call)}[/dim]")
-        if turn.compacted:
-            err_console.print(
-                "[dim]  (older turns were summarised; the transcript keeps them)[/dim]"
-            )
-    companion.lanes.close()
-    transcripts.close()
+    card, apps = load_persona(persona_path()), AppIndex()
+    try:
+        ChatLoop(
+            lambda name: Companion(memory, client, card, transcripts, session=name, apps=apps),
+            session,
+            console,
+            err_console,
+        ).run()
+    finally:
+        transcripts.close()
 
 
 @click.group()
@@ -230,7 +205,7 @@ def tasks() -> None:
 @click.argument("name")
 @click.option("--every", default=None, help="An interval: 30s, 15m, 2h, 1d.")
 @click.option("--cron", default=None, help="A cron expression, e.g. '0 9 * * *'.")
-@click.option("--at", "at_", default=None, help="Once, at an ISO time (2026-12-01T09:00).")
+@click.option("--at", "at_", default=None, help="Once, at a future ISO time (2027-01-15T09:00).")
 @click.option("--prompt", default=None, help="What to ask the companion.")
 @click.option(
     "--action",
@@ -448,11 +423,11 @@ def voice(
     out_dir: str | None,
     follow_up_s: float,
 ) -> None:
-    """A voice session from INPUTS, in order: WAV files (what the microphone heard), `+N`
-    (N seconds of silence), or text (an injected transcript)."""
-    from ankita.companion._voice import Voice, VoiceSettings
+    """A voice session from INPUTS, in order: WAV files heard, `+N` seconds of silence, or text."""
+    from ankita.companion._voice import Voice, VoiceSettings, read_inputs
     from ankita.companion._voiceproc import VoiceError, VoiceProcess
 
+    steps = read_inputs(inputs)  # bad input stops here, before anything starts
     settings = VoiceSettings(follow_up_s=follow_up_s)
     now = {"t": 0.0}
     machine = Voice(lambda: now["t"], settings)
@@ -500,13 +475,13 @@ def voice(
                 log(f"listening (state: {machine.state})")
 
     try:
-        for item in inputs:
-            if item.startswith("+"):
-                now["t"] += float(item[1:])
-                log(f"{item[1:]} s of silence")
+        for kind, item in steps:
+            if isinstance(item, float):
+                now["t"] += item
+                log(f"{item:g} s of silence")
                 act(machine.tick())
                 continue
-            if item.lower().endswith(".wav"):
+            if kind == "wav":
                 try:
                     heard = engine.call("transcribe", str(Path(item).resolve()))
                 except VoiceError as exc:

@@ -58,18 +58,32 @@ class ModelSettings:
 
     @classmethod
     def from_env(cls, **overrides: Any) -> ModelSettings:
+        """ANKITA_CHAT_* first, then SPEC §10's ANKITA_LLM_* names; without a provider, one
+        is read off the URL as for the embedders (ending in /v1: OpenAI-compatible)."""
         env = os.environ
-        provider = overrides.get("provider") or env.get("ANKITA_CHAT_PROVIDER") or "ollama"
+        url = overrides.get("base_url") or env.get("ANKITA_CHAT_URL") or env.get("ANKITA_LLM_BASE")
+        provider = overrides.get("provider") or env.get("ANKITA_CHAT_PROVIDER")
+        if not provider:
+            provider = "openai" if url and str(url).rstrip("/").endswith("/v1") else "ollama"
         if provider not in ("ollama", "openai"):
             raise ConfigError(f"ANKITA_CHAT_PROVIDER must be ollama or openai, got {provider!r}")
+        if provider == "ollama" and url and str(url).rstrip("/").endswith("/v1"):
+            raise ConfigError(
+                f"{url} ends in /v1, an OpenAI-compatible address: an Ollama base has no /v1. "
+                "Drop /v1, or set ANKITA_CHAT_PROVIDER=openai"
+            )
         default_url = DEFAULT_OLLAMA if provider == "ollama" else "http://127.0.0.1:1234/v1"
         values: dict[str, Any] = {
             "provider": provider,
-            "base_url": overrides.get("base_url") or env.get("ANKITA_CHAT_URL") or default_url,
+            "base_url": url or default_url,
             "model": overrides.get("model")
             or env.get("ANKITA_CHAT_MODEL")
+            or env.get("ANKITA_LLM_MODEL")
             or (DEFAULT_OLLAMA_MODEL if provider == "ollama" else "local-model"),
-            "api_key": overrides.get("api_key") or env.get("ANKITA_CHAT_KEY") or None,
+            "api_key": overrides.get("api_key")
+            or env.get("ANKITA_CHAT_KEY")
+            or env.get("ANKITA_LLM_API_KEY")
+            or None,
         }
         for name, var, default in (
             ("context_window", "ANKITA_CHAT_CONTEXT", DEFAULT_CONTEXT),

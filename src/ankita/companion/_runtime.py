@@ -16,6 +16,7 @@ Each turn:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -35,7 +36,9 @@ MAX_TOOL_ROUNDS = 5
 KEEP_RECENT = 6  # messages kept verbatim through a compaction
 COMPACT_AT = 0.6
 RECALL_TURNS = 3  # user messages whose words feed recall
+BUSY_LEASE_S = 15.0  # a turn's busy mark lapses this long after its process stops renewing it
 QUESTION_PAGE = 50  # flagged pairs read at a time when looking for one to ask about
+MIN_COMPACTED_TOKENS = 64  # a summary replaces at least this much of the conversation
 FALLBACK_SUMMARY = (
     "(Earlier parts of this conversation were shortened because a summary "
     "could not be made. They are saved in the transcript.)"
@@ -157,6 +160,10 @@ class Companion:
             offset += QUESTION_PAGE
         return "", None
 
+    def resume(self) -> None:
+        """A conversation taken up again may ask its open questions once more."""
+        self.transcripts.put(self.session, "asked", "[]")
+
     def _mark_asked(self, pair: tuple[str, str], message: Message) -> None:
         asked = json.loads(self.transcripts.get(self.session, "asked") or "[]")
         asked.append(f"{pair[0]}|{pair[1]}")
@@ -202,12 +209,8 @@ class Companion:
         text = text.strip()
         if not text:
             return Turn("silent", "", (), None, False, None)
-        start = datetime.now(timezone.utc)
-        self.transcripts.set_busy(start + timedelta(seconds=self.deadline_s))
-        try:
+        with _BusyLease(self.transcripts.path):
             return self._turn(text, on_delta)
-        finally:
-            self.transcripts.set_busy(None)
 
     def _turn(self, text: str, on_delta: Callable[[str], None] | None) -> Turn:
         self.transcripts.add(self.session, "user", text)
@@ -229,15 +232,20 @@ class Companion:
             reply.content if verdict.kind != "normal" else verdict.text,
             kind="turn" if verdict.kind == "normal" else "silent",
         )
+        # A silent reply asked nothing: the question waits for the next turn that speaks.
+        pair = pair if verdict.kind == "normal" else None
         if pair is not None:
             self._mark_asked(pair, said)
         compacted = False
         if reply.prompt_tokens is not None:
             self.last_prompt_tokens = reply.prompt_tokens
         used = reply.prompt_tokens or estimate_tokens(json.dumps(messages))
-        if used >= self.compact_at * self.window:
+        if used >= self.compact_at * self.window and self._compaction_helps(history):
             compacted = self.compact()
         return Turn(verdict.kind, verdict.text, tuple(calls), reply.prompt_tokens, compacted, pair)
+
+    def _tools(self) -> list[dict[str, Any]]:
+        return memory_tools.openai_tools() + ([OPEN_APP_TOOL] if self.apps else [])
 
     def _converse(
         self,
@@ -246,7 +254,7 @@ class Companion:
         on_delta: Callable[[str], None] | None,
     ) -> ModelReply:
         """Ask the model; run its tool calls against memory and ask again, a few rounds."""
-        tools = memory_tools.openai_tools() + ([OPEN_APP_TOOL] if self.apps else [])
+        tools = self._tools()
         reply = self.model.chat(messages, tools, on_delta)
         for _ in range(MAX_TOOL_ROUNDS):
             if not reply.tool_calls:
@@ -306,6 +314,33 @@ class Companion:
         return found.message[:1].upper() + found.message[1:] + "."
 
     # -- compaction -----------------------------------------------------------------------
+
+    def fixed_tokens(self) -> int:
+        """About how many tokens every request spends before any turn: the system prompt
+        (personality, instructions) and the tool schemas."""
+        system = build_system_prompt(self.persona, self.user_name, "", None, None)
+        return estimate_tokens(system) + estimate_tokens(json.dumps(self._tools()))
+
+    def window_warning(self) -> str | None:
+        """What to tell the user when the model's window cannot hold the fixed prompt."""
+        fixed = self.fixed_tokens()
+        if fixed < self.compact_at * self.window:
+            return None
+        return (
+            f"the model's context window ({self.window} tokens) leaves no room for the "
+            f"conversation: the personality, instructions and tool schemas alone take about "
+            f"{fixed}. Set ANKITA_CHAT_CONTEXT to the model's real window, or use a model "
+            "with a larger one; older turns cannot be summarised away below that."
+        )
+
+    def _compaction_helps(self, history: list[Message]) -> bool:
+        """A summary only pays when the turns it would replace hold a real share of the room
+        the fixed prompt leaves; otherwise every turn would cost three model calls."""
+        old = history[:-KEEP_RECENT]
+        room = self.window - self.fixed_tokens()
+        return bool(old) and estimate_tokens(json.dumps([m.to_model() for m in old])) >= max(
+            MIN_COMPACTED_TOKENS, room // 4
+        )
 
     def compact(self) -> bool:
         """Flush durable facts, then summarise older turns. True if a summary was written."""
@@ -372,6 +407,39 @@ class Companion:
                 raise ModelError("the summary came back empty")
             running = verdict.text
         return running
+
+
+class _BusyLease:
+    """Marks a turn as running for other processes (a heartbeat never interrupts a live turn):
+    a short lease renewed while the turn runs, cleared when it ends. A process killed mid-turn
+    stops renewing, so its mark lapses within BUSY_LEASE_S instead of a whole deadline."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.done = path, threading.Event()
+        self.thread = threading.Thread(target=self._renew, name="busy-lease", daemon=True)
+
+    def __enter__(self) -> None:
+        self._mark(self.path, True)
+        self.thread.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.thread.join()
+        self._mark(self.path, False)
+
+    def _renew(self) -> None:
+        while not self.done.wait(BUSY_LEASE_S / 3):
+            self._mark(self.path, True)
+
+    @staticmethod
+    def _mark(path: str, busy: bool) -> None:
+        # A connection of its own: the turn's thread uses the session's.
+        own = Transcripts(path)
+        try:
+            until = datetime.now(timezone.utc) + timedelta(seconds=BUSY_LEASE_S)
+            own.set_busy(until if busy else None)
+        finally:
+            own.close()
 
 
 class _Held:

@@ -119,9 +119,7 @@ def check_schedule(schedule: str, tz: str) -> None:
         try:
             moment = datetime.fromisoformat(value.strip())
         except ValueError:
-            raise InvalidInput(
-                f"at takes an ISO time such as 2026-12-01T09:00, got {value!r}"
-            ) from None
+            raise InvalidInput(f"at takes an ISO time (2026-12-01T09:00), got {value!r}") from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=zone)
     elif kind == "cron":
@@ -252,7 +250,8 @@ class Scheduler:
             True,
             _iso(now),
         )
-        first = next_after(job, now)
+        if (first := next_after(job, now)) is None:  # a one-shot in the past would never run
+            raise InvalidInput(f"{schedule!r} is in the past ({tz}): it would never run")
         with immediate(self.db):
             self.db.execute(
                 "INSERT INTO jobs VALUES (?,?,?,?,?,?,?,?,1,?)",
@@ -366,6 +365,9 @@ class Scheduler:
                 continue
             due_retry = state["retry_at"] and _parse(state["retry_at"]) <= now
             due_slot = state["next_run_at"] and _parse(state["next_run_at"]) <= now
+            # Backing off after failures: its slots wait for the retry, which runs as one.
+            if state["failures"] and state["retry_at"]:
+                due_slot = False
             if not due_retry and not due_slot:
                 continue
             out += self._due(job, state, now, bool(due_slot))
@@ -381,9 +383,10 @@ class Scheduler:
             while (nxt := next_after(job, cursor)) is not None and nxt <= now:
                 missed += 1
                 cursor = nxt
+        held = state["next_run_at"] and _parse(state["next_run_at"]) <= now  # during a backoff
         following = (
             next_after(job, now)
-            if slot_due
+            if slot_due or held
             else (_parse(state["next_run_at"]) if state["next_run_at"] else None)
         )
         claimed = None
@@ -471,12 +474,8 @@ class Scheduler:
         return run
 
     def _failed(self, job: Job, run_id: int, reason: str) -> Run:
-        failures = (
-            self.db.execute(
-                "SELECT failures FROM job_state WHERE job_id = ?", (job.id,)
-            ).fetchone()[0]
-            + 1
-        )
+        row = self.db.execute("SELECT failures FROM job_state WHERE job_id = ?", (job.id,))
+        failures = row.fetchone()[0] + 1
         wait = BACKOFF_S[min(failures, len(BACKOFF_S)) - 1]
         retry = self.clock() + timedelta(seconds=wait)
         self.db.execute(

@@ -15,8 +15,12 @@ so engines and tests share one logic with no audio at all.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from ankita._errors import InvalidInput, NotFound
 
 STANDBY, LISTENING, PROCESSING, SPEAKING, FOLLOW_UP = (
     "standby",
@@ -137,3 +141,25 @@ class Voice:
         """The engine or the model failed: never stuck, back to standby with the hint."""
         self._go(STANDBY, f"failure: {reason}")
         return [("show_hint", HINT)]
+
+
+def read_inputs(inputs: Sequence[str]) -> list[tuple[str, str | float]]:
+    """A session's inputs, every one checked before any is used: ("silence", seconds) for
+    `+N`, ("wav", path) for a WAV file, ("text", transcript) for anything else."""
+    out: list[tuple[str, str | float]] = []
+    for item in inputs:
+        if item.startswith("+"):
+            try:
+                seconds = float(item[1:])
+            except ValueError:
+                seconds = math.nan
+            if not math.isfinite(seconds) or seconds < 0:
+                raise InvalidInput(f"{item!r}: +N takes a number of seconds, 0 or more")
+            out.append(("silence", seconds))
+        elif item.lower().endswith(".wav"):
+            if not Path(item).is_file():
+                raise NotFound(f"no WAV file {item!r}")
+            out.append(("wav", item))
+        else:
+            out.append(("text", item))
+    return out

@@ -1,0 +1,112 @@
+"""`ankita chat`'s terminal loop against the fake model server: slash commands never reach the
+model, a resumed session shows its last messages, /new and /retry, and Ctrl-C during a reply
+cancels that reply and not the chat."""
+
+import io
+import os
+import signal
+import threading
+
+from rich.console import Console
+
+from ankita import Memory
+from ankita.companion import Companion, ModelSettings, Persona, Transcripts, open_model
+from ankita.companion._chatloop import ChatLoop
+from fakemodel import FakeModel, Say
+
+
+def run_chat(tmp_path, fake, lines, session="default"):
+    out = io.StringIO()
+    console = Console(file=out, width=200, highlight=False)
+    memory = Memory(tmp_path / "m.db", user="sam", embedder="none")
+    transcripts = Transcripts(tmp_path / "chat.db")
+    model = open_model(
+        ModelSettings(provider="ollama", base_url=fake.url("ollama"), model="fake", timeout_s=10)
+    )
+    queue = list(lines)
+
+    def read(prompt):
+        if not queue:
+            raise EOFError
+        item = queue.pop(0)
+        return item() if callable(item) else item
+
+    def make(name):
+        return Companion(memory, model, Persona.default(), transcripts, session=name)
+
+    loop = ChatLoop(make, session, console, console, read=read)
+    loop.run()
+    transcripts.close()
+    memory.close()
+    return out.getvalue(), loop
+
+
+def echo(body):
+    return Say(f"You said: {body['messages'][-1]['content']}")
+
+
+def test_slash_commands_never_reach_the_model(tmp_path):
+    fake = FakeModel(echo)
+    try:
+        shown, _ = run_chat(tmp_path, fake, ["/help", "/nonsense", "/retry", "/quit", "hi"])
+        assert fake.requests == []  # nothing was sent, and /quit ended before "hi"
+        assert "/retry   ask the model again" in shown
+        assert "unknown command /nonsense; /help lists them" in shown
+        assert "nothing to retry yet" in shown
+    finally:
+        fake.stop()
+
+
+def test_retry_asks_again_and_new_starts_a_conversation(tmp_path):
+    fake = FakeModel(echo)
+    try:
+        shown, loop = run_chat(tmp_path, fake, ["tell me a joke", "/retry", "/new", "hello"])
+        users = [r["messages"][-1]["content"] for r in fake.requests]
+        assert users == ["tell me a joke", "tell me a joke", "hello"]
+        assert shown.count("You said: tell me a joke") == 2
+        assert loop.name.startswith("default-") and loop.companion.session.endswith(loop.name)
+        assert "new conversation: default-" in shown
+        # The new conversation does not carry the old one's turns to the model.
+        assert all("joke" not in str(m) for m in fake.requests[-1]["messages"][1:])
+    finally:
+        fake.stop()
+
+
+def test_a_resumed_session_shows_its_last_messages(tmp_path):
+    fake = FakeModel(echo)
+    try:
+        run_chat(tmp_path, fake, ["I live in Berlin", "I drink green tea"])
+        shown, _ = run_chat(tmp_path, fake, [])
+        assert "resuming session default; the last messages:" in shown
+        assert "you> I drink green tea" in shown
+        assert "You said: I drink green tea" in shown
+    finally:
+        fake.stop()
+
+
+def test_ctrl_c_during_a_reply_cancels_the_reply_not_the_chat(tmp_path):
+    fake = FakeModel(
+        lambda body: (
+            Say("Once upon a time " * 6, gap_s=0.5)
+            if "story" in body["messages"][-1]["content"]
+            else Say("Still here.")
+        )
+    )
+
+    def press_ctrl_c_soon():
+        # A real SIGINT, as the terminal sends: it wakes the wait for the reply.
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return "tell me a story"
+
+    try:
+        shown, _ = run_chat(tmp_path, fake, [press_ctrl_c_soon, "are you there?"])
+        assert "(reply cancelled)" in shown
+        assert "Still here." in shown  # the chat went on
+        assert shown.count("Once upon a time") < 6  # the story stopped early
+        kept = Transcripts(tmp_path / "chat.db")
+        said = [(m.role, m.content) for m in kept.messages("sam.default") if m.kind == "turn"]
+        kept.close()
+        assert ("user", "tell me a story") in said
+        assert not any("Once upon" in text for role, text in said if role == "assistant")
+    finally:
+        fake.stop()
