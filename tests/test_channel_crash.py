@@ -145,12 +145,22 @@ def test_a_second_relay_on_one_store_is_refused(tmp_path, env):
 def test_scheduled_results_reach_a_chat_once(tmp_path, env):
     telegram, values = env
     runner = CliRunner()
-    runner.invoke(cli, ["channels", "add", "tg", "--platform", "telegram", "--dm", "open"])
+    runner.invoke(
+        cli,
+        ["channels", "add", "tg", "--platform", "telegram", "--dm", "open"]
+        + ["--allow", "42", "--allow", "43"],
+    )
     refused = runner.invoke(
         cli,
         ["tasks", "add", "x", "--every", "1d", "--action", "conflicts", "--to", "channel:nope:42"],
     )
     assert refused.exit_code == 3 and "no channel named 'nope'" in refused.output
+    # A chat nobody allowed or paired has written from: a typo, refused.
+    stranger = runner.invoke(
+        cli,
+        ["tasks", "add", "x", "--every", "1d", "--action", "conflicts", "--to", "channel:tg:99"],
+    )
+    assert stranger.exit_code == 2 and "a task posts only to such chats" in stranger.output
     assert (
         runner.invoke(
             cli,

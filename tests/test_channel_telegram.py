@@ -141,3 +141,26 @@ def test_a_bad_token_is_a_clear_error_without_the_token(tmp_path, telegram, monk
         adapter.connect(receive=False)
     adapter.disconnect()
     assert "refused" in str(caught.value) and "wrong-token-value" not in str(caught.value)
+
+
+def test_an_unreachable_api_is_not_called_a_refusal(tmp_path, monkeypatch):
+    import socket
+
+    from ankita import ChannelError
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("ANKITA_TELEGRAM_API", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("ANKITA_TG_TOKEN", TOKEN)
+    store = Channels(tmp_path / "channels.db")
+    store.add("tg", "telegram", dm_policy="pairing")
+    config = store.channel("tg")
+    store.close()
+    adapter = quick(config, lambda rows, offset: None, Reports(), None)
+    try:
+        with pytest.raises(ChannelError, match="cannot reach Telegram") as caught:
+            adapter.connect(receive=False)
+        assert "refused" not in str(caught.value) and TOKEN not in str(caught.value)
+    finally:
+        adapter.disconnect()

@@ -6,17 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ankita import InvalidInput, NotFound
-from ankita.companion._channels import (
-    MAX_ATTEMPTS,
-    SEND_LEASE,
-    Channels,
-    Inbound,
-    Permanent,
-    RetryAfter,
-    Sent,
-    Transient,
-    classify_http,
-)
+from ankita.companion._channels import MAX_ATTEMPTS, SEND_LEASE, Channels, Inbound
+from ankita.companion._sending import Permanent, RetryAfter, Sent, Transient, classify_http
 
 
 @pytest.fixture
@@ -279,7 +270,7 @@ def test_long_replies_go_out_in_parts_within_the_platform_limit(channels):
 
 @given(st.text(alphabet=st.sampled_from("ab .\n!?"), max_size=400), st.integers(8, 60))
 def test_split_keeps_every_character_but_the_whitespace_at_cuts(text, limit):
-    from ankita.companion._channels import split_message
+    from ankita.companion._sending import split_message
 
     parts = split_message(text, limit)
     assert all(0 < len(p) <= limit for p in parts)
@@ -318,3 +309,49 @@ def test_moving_a_channel_to_another_users_memory_unpairs_its_senders(channels):
     assert channels.check(dm("sam")).verdict == "pair"
     with pytest.raises(InvalidInput):
         channels.add("tg", "telegram", user="bob\n")
+
+
+def test_paired_senders_are_listed_and_revoked(channels, clock, tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from ankita.cli import cli
+
+    channels.add("tg", "telegram", dm_policy="pairing")
+    for sender in ("sam", "ravi"):
+        channels.pair(channels.check(dm(sender)).reply.rsplit(" ", 1)[1])
+        clock.advance(minutes=1)
+    assert [s for s, _ in channels.senders("tg")] == ["sam", "ravi"]  # oldest first
+    channels.unpair("tg", "sam")
+    assert channels.check(dm("sam")).verdict == "pair"  # must pair again
+    assert channels.check(dm("ravi")).verdict == "allow"
+    with pytest.raises(NotFound, match="not paired"):
+        channels.unpair("tg", "sam")
+    # The same through the commands.
+    monkeypatch.setenv("ANKITA_CHANNELS_DB", str(tmp_path / "channels.db"))
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["channels", "senders", "tg", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [row["sender"] for row in json.loads(listed.output)] == ["ravi"]
+    assert runner.invoke(cli, ["channels", "unpair", "tg", "ravi"]).exit_code == 0
+    assert runner.invoke(cli, ["channels", "senders", "tg"]).output.strip() == "no paired senders"
+    gone = runner.invoke(cli, ["channels", "unpair", "tg", "ravi"])
+    assert gone.exit_code == 3 and "not paired" in gone.output
+    unknown = runner.invoke(cli, ["channels", "senders", "nope"])
+    assert unknown.exit_code == 3 and "no channel named 'nope'" in unknown.output
+
+
+def test_a_task_may_post_only_to_chats_the_channel_lets_in(channels):
+    channels.add("tg", "telegram", dm_policy="pairing", allow_from=["555"])
+    assert channels.known_chat("tg", "555")  # allowlisted
+    channels.receive("tg", [dm("sam", update="1"), dm("eve", update="2")])
+    assert not channels.known_chat("tg", "chat-sam")  # wrote, but not paired yet
+    channels.pair(channels.check(dm("sam")).reply.rsplit(" ", 1)[1])
+    assert channels.known_chat("tg", "chat-sam")
+    assert not channels.known_chat("tg", "chat-eve")  # a stranger's chat
+    assert not channels.known_chat("tg", "chat-nobody")
+    assert not channels.known_chat("nope", "555")
+    channels.add("op", "telegram", dm_policy="open")
+    channels.receive("op", [dm("eve", update="3", channel="op")])
+    assert channels.known_chat("op", "chat-eve")  # an open channel lets anyone in

@@ -448,3 +448,28 @@ def test_a_window_too_small_for_the_fixed_prompt_is_said_once(tmp_path, fake, pr
     assert warning is not None and "context window (1024 tokens)" in warning
     assert f"take about {chat.fixed_tokens()}" in warning
     assert chat.fixed_tokens() > 0.6 * 1024
+
+
+def test_the_user_is_named_and_post_history_instructions_close_the_request(
+    tmp_path, fake, provider
+):
+    card = Persona.default().set("post_history_instructions", "Keep it brief, {{user}}.")
+    chat = make(tmp_path, fake, provider)
+    chat.persona = card
+    chat.send("Hello")
+    sent = fake.requests[-1]["messages"]
+    assert sent[-2] == {"role": "user", "content": "Hello"}
+    assert sent[-1] == {"role": "system", "content": "Keep it brief, sam."}
+    assert "Keep it brief" not in sent[0]["content"]
+    # The memory's user "default" names nobody; the card's user_name wins over either.
+    nobody = make(tmp_path, fake, provider, memory=Memory(tmp_path / "d.db", embedder="none"))
+    assert nobody.user_name == "the user"
+    named = Companion(
+        Memory(tmp_path / "d.db", embedder="none"),
+        nobody.model,
+        Persona.default().set("user_name", "Ravi"),
+        Transcripts(tmp_path / "named.db"),
+    )
+    assert named.user_name == "Ravi"
+    named.send("Hello")
+    assert "talks with Ravi" in fake.requests[-1]["messages"][0]["content"]

@@ -62,11 +62,10 @@ OVER_500 = {
     "analysis/_disagree.py": 1289,
     "_memory.py": 953,
     "store/_sql.py": 844,
-    "companion/_cli.py": 709,
+    "companion/_cli.py": 518,
     "server/_server.py": 663,
-    "dev/_bench.py": 649,
     "search/_index.py": 556,
-    "companion/_channels.py": 548,
+    "companion/_channels.py": 532,
     "cli/_store.py": 533,
     "companion/_scheduler.py": 531,
 }

@@ -134,3 +134,119 @@ def test_persona_commands(tmp_path, monkeypatch):
     bad = runner.invoke(cli, ["persona", "edit"])
     assert bad.exit_code == 2 and "needs a name" in bad.output
     assert json.loads((tmp_path / "persona.json").read_text())["data"]["name"] == "Nova"
+
+
+def png_with(card: dict, keyword: str) -> bytes:
+    """A PNG as card sites share them: the card's JSON, base64, in a tEXt chunk."""
+    import base64
+    import struct
+    import zlib
+
+    from ankita.companion._cardpng import blank_image
+
+    def chunk(kind, body):
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    image = blank_image()
+    text = keyword.encode() + b"\x00" + base64.b64encode(json.dumps(card).encode())
+    return image[:-12] + chunk(b"tEXt", text) + image[-12:]  # before IEND
+
+
+@pytest.mark.parametrize("keyword", ["chara", "ccv3"])
+def test_a_png_card_is_imported_and_a_card_exported_as_png(tmp_path, monkeypatch, keyword):
+    import io
+
+    from PIL import Image
+
+    monkeypatch.setenv("ANKITA_PERSONA", str(tmp_path / "persona.json"))
+    (tmp_path / "mira.png").write_bytes(png_with(V2_CARD, keyword))
+    runner = CliRunner()
+    imported = runner.invoke(cli, ["persona", "import", str(tmp_path / "mira.png")])
+    assert imported.exit_code == 0, imported.output
+    assert "now Mira" in imported.output
+    out = tmp_path / "out.png"
+    assert runner.invoke(cli, ["persona", "export", str(out)]).exit_code == 0
+    # A real PNG decoder reads the image, and both chunks hold the card.
+    picture = Image.open(io.BytesIO(out.read_bytes()))
+    picture.load()
+    assert picture.size == (1, 1)
+    for name in ("chara", "ccv3"):
+        import base64
+
+        card = json.loads(base64.b64decode(picture.text[name]))
+        assert card["data"]["name"] == "Mira" and card["unknown_top_level"] == {"kept": True}
+    again = runner.invoke(cli, ["persona", "import", str(out)])
+    assert again.exit_code == 0 and "now Mira" in again.output
+
+
+def test_a_png_without_a_card_or_damaged_is_a_clear_error(tmp_path, monkeypatch):
+    from ankita.companion._cardpng import blank_image
+
+    monkeypatch.setenv("ANKITA_PERSONA", str(tmp_path / "persona.json"))
+    runner = CliRunner()
+    plain = tmp_path / "plain.png"
+    plain.write_bytes(blank_image())
+    result = runner.invoke(cli, ["persona", "import", str(plain)])
+    assert result.exit_code == 2 and "no character card in it" in result.output
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(png_with(V2_CARD, "chara")[:-30])
+    result = runner.invoke(cli, ["persona", "import", str(broken)])
+    assert result.exit_code == 2 and ("cut short" in result.output or "damaged" in result.output)
+    binary = tmp_path / "noise.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    result = runner.invoke(cli, ["persona", "import", str(binary)])
+    assert result.exit_code == 2 and "neither a PNG image nor UTF-8 JSON" in result.output
+    assert not (tmp_path / "persona.json").exists()  # nothing was saved
+
+
+def test_post_history_instructions_come_after_the_history():
+    from ankita.companion._persona import post_history
+
+    card = Persona.from_dict(
+        {**V2_CARD, "data": {**V2_CARD["data"], "post_history_instructions": "Stay with {{user}}."}}
+    )
+    assert "Stay with" not in build_system_prompt(card, "sam")
+    assert post_history(card, "sam") == {"role": "system", "content": "Stay with sam."}
+    assert post_history(Persona.default(), "sam") is None
+
+
+def test_lorebook_entries_come_in_when_their_keys_are_said():
+    card = Persona.from_dict(
+        {
+            **V2_CARD,
+            "data": {
+                **V2_CARD["data"],
+                "character_book": {
+                    "entries": [
+                        {"keys": ["moon", "lunar"], "content": "{{char}} keeps a moon diary."},
+                        {
+                            "keys": ["comet"],
+                            "content": "A comet once named after her.",
+                            "enabled": False,
+                        },
+                        {"keys": [], "content": "She lives in Lisbon.", "constant": True},
+                        {"keys": ["tea"], "content": "x " * 2000},  # over the budget: left out
+                    ]
+                },
+            },
+        }
+    )
+    assert card.lore("what about the comet and tea?", "sam") == ["She lives in Lisbon."]
+    assert card.lore("Look at the MOON tonight", "sam") == [
+        "Mira keeps a moon diary.",
+        "She lives in Lisbon.",
+    ]
+    prompt = build_system_prompt(card, "sam", lore=card.lore("the moon", "sam"))
+    assert "Background (from the card's lorebook):\nMira keeps a moon diary." in prompt
+
+
+def test_alternate_greetings_are_used_and_stable_per_session():
+    card = Persona.from_dict(
+        {**V2_CARD, "data": {**V2_CARD["data"], "alternate_greetings": ["Hey {{user}}.", "Yo."]}}
+    )
+    seen = {card.greeting("sam", f"session-{i}") for i in range(30)}
+    assert seen == {"Evening, sam.", "Hey sam.", "Yo."}
+    assert card.greeting("sam", "evening") == card.greeting("sam", "evening")
+    assert card.greeting("sam") == "Evening, sam."  # no session: the first message

@@ -512,7 +512,9 @@ def test_many_users_do_not_exhaust_file_descriptors(tmp_path):
             round_of_requests()
             after_one = open_descriptors()
             round_of_requests()
-            assert open_descriptors() <= after_one + 4
+            # A leak was two descriptors a user (160 here); a few may come and go meanwhile in
+            # threads other tests of this process left behind.
+            assert open_descriptors() <= after_one + 16
         assert app.state.users.open_count() <= app.state.users.keep_open
     finally:
         server.stop()

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ankita._errors import InvalidInput
-from ankita.companion._channels import Inbound, SendResult
+from ankita.companion._channels import Inbound
 from ankita.companion._paths import data_dir
+from ankita.companion._sending import SendResult
 
 T = TypeVar("T")
 

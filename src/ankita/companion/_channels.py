@@ -28,6 +28,14 @@ from typing import Any
 from ankita._errors import InvalidInput, NotFound
 from ankita._validate import validate_user
 from ankita.companion._localdb import immediate, open_local
+from ankita.companion._sending import (
+    Permanent,
+    RetryAfter,
+    Sender,
+    Sent,
+    Transient,
+    split_message,
+)
 
 DM_POLICIES = ("pairing", "allowlist", "open", "disabled")
 GROUP_POLICIES = ("open", "allowlist", "disabled")
@@ -87,80 +95,6 @@ class Decision:
     verdict: str  # "allow" | "deny" | "pair"
     reason: str
     reply: str | None = None  # what to send back (the pairing code), if anything
-
-
-@dataclass(frozen=True)
-class Sent:
-    platform_id: str
-
-
-@dataclass(frozen=True)
-class RetryAfter:
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Transient:
-    error: str
-
-
-@dataclass(frozen=True)
-class Permanent:
-    error: str
-
-
-SendResult = Sent | RetryAfter | Transient | Permanent
-
-
-def describe(result: SendResult) -> str:
-    """One line for the operator about a send that did not go through (yet)."""
-    if isinstance(result, RetryAfter):
-        return f"rate limited, retry after {result.seconds:g} s"
-    if isinstance(result, Transient):
-        return f"will retry: {result.error}"
-    if isinstance(result, Permanent):
-        return f"gave up: {result.error}"
-    return f"sent as {result.platform_id}"
-
-
-Sender = Callable[[str, str, str], SendResult]  # (channel, chat_id, text) -> result
-
-
-def classify_http(
-    status: int, description: str = "", retry_after: float | None = None
-) -> SendResult:
-    """A platform's HTTP answer as a send result (the adapters share this)."""
-    text = description.lower()
-    if status == 429:
-        return RetryAfter(retry_after if retry_after is not None else 30.0)
-    if status >= 500:
-        return Transient(f"HTTP {status}: {description}")
-    if 400 <= status < 500 or "chat not found" in text or "forbidden" in text:
-        return Permanent(f"HTTP {status}: {description}")
-    return Transient(f"HTTP {status}: {description}")
-
-
-def split_message(text: str, limit: int) -> list[str]:
-    """Parts of at most `limit` characters, cut at a paragraph, a line, a sentence or a word
-    when one is in the second half of the part, else mid-word: nothing is dropped but the
-    whitespace at the cuts."""
-    parts = []
-    rest = text.strip()
-    while len(rest) > limit:
-        window = rest[:limit]
-        cut = -1
-        for mark in ("\n\n", "\n", ". ", "! ", "? ", " "):
-            at = window.rfind(mark)
-            if at >= limit // 2:
-                cut = at + len(mark.rstrip())
-                break
-        if cut <= 0:
-            cut = limit
-        parts.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        parts.append(rest)
-    return parts
 
 
 def _iso(moment: datetime) -> str:
@@ -334,6 +268,56 @@ class Channels:
                 (_iso(now), code.strip().upper()),
             )
         return row[0], row[1]
+
+    def senders(self, channel: str) -> list[tuple[str, str]]:
+        """The senders paired on a channel: (sender, when approved), oldest first."""
+        return [
+            (str(r[0]), str(r[1]))
+            for r in self.db.execute(
+                "SELECT sender, approved_at FROM pairing WHERE channel = ? AND approved_at IS "
+                "NOT NULL ORDER BY approved_at, sender",
+                (channel,),
+            )
+        ]
+
+    def known_chat(self, channel: str, chat_id: str) -> bool:
+        """Whether a task may post to this chat: one on the channel's allowlist, or one a
+        sender the channel lets in has written from (paired, or any under an open policy)."""
+        config = self.channel(channel)
+        if config is None:
+            return False
+        if chat_id in config["allow_from"]:
+            return True
+        senders = {
+            str(r[0])
+            for r in self.db.execute(
+                "SELECT DISTINCT sender FROM ingress WHERE channel = ? AND chat_id = ?",
+                (channel, chat_id),
+            )
+        }
+        return bool(senders) and (
+            config["dm_policy"] == "open" or bool(senders & self._approved(channel))
+        )
+
+    def check_task_chat(self, channel: str, chat_id: str) -> None:
+        """Refuse a task's target chat unless the channel exists and lets that chat in."""
+        if self.channel(channel) is None:
+            raise NotFound(f"no channel named {channel!r}; add it with `ankita channels add`")
+        if not self.known_chat(channel, chat_id):
+            raise InvalidInput(
+                f"chat {chat_id} has not written to channel {channel} from a paired or allowed "
+                "sender: a task posts only to such chats"
+            )
+
+    def unpair(self, channel: str, sender: str) -> None:
+        """Revoke a paired sender: their next message gets a new pairing code, not a reply."""
+        with immediate(self.db):
+            gone = self.db.execute(
+                "DELETE FROM pairing WHERE channel = ? AND sender = ? AND approved_at IS NOT NULL",
+                (channel, sender),
+            ).rowcount
+        if not gone:
+            raise NotFound(f"{sender!r} is not paired on {channel!r}")
 
     # -- ingress --------------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import wave
 from collections.abc import Sequence
@@ -17,11 +16,11 @@ from typing import Any
 import click
 from rich.markup import escape as esc
 
-from ankita import Memory
 from ankita._console import _memory, _print_json, console, err_console
-from ankita._errors import ChannelError, InvalidInput, ModelError, NotFound
+from ankita._errors import InvalidInput, ModelError, NotFound
 from ankita._files import private_folder
 from ankita.companion._apps import AppIndex
+from ankita.companion._cardpng import card_text, with_card
 from ankita.companion._channels import Channels
 from ankita.companion._chatloop import ChatLoop
 from ankita.companion._model import SETUP_HELP, ModelSettings, open_model
@@ -102,19 +101,24 @@ def persona_set(key: str, value: str) -> None:
 
 
 @persona.command(name="import")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 def persona_import(file: Any) -> None:
-    """Use a Character Card V2/V3 JSON file; unknown fields and extensions are kept."""
-    card = Persona.from_json(file.read(), file.name)
+    """Use a Character Card V2/V3, as JSON or inside a PNG; unknown fields are kept."""
+    card = Persona.from_json(card_text(file.read(), file.name), file.name)
     save_persona(card, persona_path())
     console.print(f"now {esc(card.card['data']['name'])}")
 
 
 @persona.command(name="export")
-@click.argument("file", type=click.File("w", encoding="utf-8"), default="-")
-def persona_export(file: Any) -> None:
-    """Write the card as JSON (to FILE, or standard output)."""
-    file.write(load_persona(persona_path()).to_json() + "\n")
+@click.argument("file", type=click.File("wb"), default="-")
+@click.option("--image", type=click.File("rb"), help="With FILE.png: the picture to put it in.")
+def persona_export(file: Any, image: Any) -> None:
+    """Write the card as JSON (to FILE, or standard output), or into a PNG if FILE ends .png."""
+    text = load_persona(persona_path()).to_json()
+    if image or str(getattr(file, "name", "")).lower().endswith(".png"):
+        file.write(with_card(image.read() if image else None, text))
+    else:
+        file.write((text + "\n").encode())
 
 
 @persona.command(name="edit")
@@ -133,6 +137,18 @@ def persona_edit() -> None:
         os.unlink(handle.name)
     save_persona(edited, persona_path())
     console.print("saved")
+
+
+def _channels() -> Channels:
+    return Channels(channels_db_path())
+
+
+def _configured(store: Channels, name: str) -> dict[str, Any]:
+    """A channel's configuration, or a NotFound that says how to add it."""
+    config = store.channel(name)
+    if config is None:
+        raise NotFound(f"no channel named {name!r}; add it with `ankita channels add`")
+    return config
 
 
 # -- scheduled tasks -----------------------------------------------------------------------
@@ -247,7 +263,7 @@ def tasks_add(
         raise InvalidInput("give exactly one of --prompt, --action")
     where = check_target(target)
     if where is not None:
-        _configured(_channels(), where[0])
+        _channels().check_task_chat(*where)  # a typo must not post results to a stranger
     s = _scheduler(ctx)
     job = s.add(
         name,
@@ -500,210 +516,3 @@ def voice(
         engine.close()
         companion.lanes.close()
         transcripts.close()
-
-
-# -- channels ------------------------------------------------------------------------------
-
-
-@click.group()
-def channels() -> None:
-    """Channels (Telegram, Discord, Slack): access policy, pairing, running, testing."""
-
-
-def _channels() -> Channels:
-    return Channels(channels_db_path())
-
-
-def _configured(store: Channels, name: str) -> dict[str, Any]:
-    """A channel's configuration, or a NotFound that says how to add it."""
-    config = store.channel(name)
-    if config is None:
-        raise NotFound(f"no channel named {name!r}; add it with `ankita channels add`")
-    return config
-
-
-@channels.command(name="list")
-@click.option("--json", "as_json", is_flag=True)
-def channels_list(as_json: bool) -> None:
-    """Configured channels: policies, whether their secrets are set (never the values), and
-    their outbox (anything not listed is denied)."""
-    from ankita.companion._adapter import load_secrets
-
-    store = _channels()
-    rows, counts = store.configured(), store.outbox_counts()
-    for row in rows:
-        try:
-            load_secrets(row["name"], row["platform"])
-            row["secrets"] = "set"
-        except InvalidInput as exc:  # which variable is missing, or a readable file
-            row["secrets"] = str(exc)
-        row["outbox"] = counts.get(row["name"], {})
-    if as_json:
-        _print_json(rows)
-        return
-    for row in rows:
-        outbox = ", ".join(f"{n} {status}" for status, n in sorted(row["outbox"].items()))
-        console.print(
-            f"{esc(row['name'])}  {row['platform']}  dm: {row['dm_policy']}  "
-            f"groups: {row['group_policy']}  allow: {', '.join(row['allow_from'])}  "
-            f"user: {esc(row['user'])}  secrets: {esc(row['secrets'])}  "
-            f"outbox: {outbox or 'empty'}"
-        )
-
-
-@channels.command(name="add")
-@click.argument("name")
-@click.option("--platform", type=click.Choice(["telegram", "discord", "slack"]), required=True)
-@click.option(
-    "--dm",
-    "dm_policy",
-    type=click.Choice(["pairing", "allowlist", "open", "disabled"]),
-    default="pairing",
-    show_default=True,
-)
-@click.option(
-    "--groups",
-    "group_policy",
-    type=click.Choice(["open", "allowlist", "disabled"]),
-    default="disabled",
-    show_default=True,
-)
-@click.option("--allow", "allow_from", multiple=True, help="A sender or group id (repeatable).")
-@click.pass_context
-def channels_add(
-    ctx: click.Context,
-    name: str,
-    platform: str,
-    dm_policy: str,
-    group_policy: str,
-    allow_from: tuple[str, ...],
-) -> None:
-    """Configure a channel's access policy (secrets stay in the environment)."""
-    user = ctx.find_root().obj["user"]
-    unpaired = _channels().add(name, platform, dm_policy, group_policy, list(allow_from), user)
-    console.print(
-        f"{esc(name)}: {platform}, direct messages {dm_policy}, groups {group_policy}, "
-        f"memory of {esc(user)}"
-    )
-    if unpaired:
-        console.print(
-            f"{unpaired} paired senders were paired for another user's memory; they must pair again"
-        )
-
-
-@channels.command(name="pair")
-@click.argument("code")
-def channels_pair(code: str) -> None:
-    """Approve a pairing code a sender received."""
-    channel, sender = _channels().pair(code)
-    console.print(f"paired {esc(sender)} on {esc(channel)}")
-
-
-@channels.command(name="remove")
-@click.argument("name")
-def channels_remove(name: str) -> None:
-    """Remove a channel's configuration (its senders are denied from then on)."""
-    _channels().remove(name)
-    console.print(f"removed {esc(name)}")
-
-
-def _report(line: str) -> None:
-    stamp = datetime.now(timezone.utc).strftime("%H:%M:%S")
-    err_console.print(f"[dim]{stamp}[/dim] {esc(line)}")
-
-
-@channels.command(name="test")
-@click.argument("name")
-@click.option("--to", "chat_id", default=None, help="Also send a test message to this chat id.")
-def channels_test(name: str, chat_id: str | None) -> None:
-    """Check a channel's credentials (and send one message with --to)."""
-    from ankita.companion._channels import Sent
-    from ankita.companion._relay import open_adapter
-
-    config = _configured(_channels(), name)
-    adapter = open_adapter(config, lambda updates, offset: None, _report, None)
-    try:
-        identity = adapter.connect(receive=False)
-        console.print(f"{esc(name)}: connected to {config['platform']} as {esc(identity)}")
-        if chat_id:
-            result = adapter.send(chat_id, "Test message from Ankita: this channel works.")
-            if not isinstance(result, Sent):
-                raise ChannelError(f"sending failed: {result}")
-            console.print(f"sent a test message to {esc(chat_id)} (id {result.platform_id})")
-    finally:
-        adapter.disconnect()
-
-
-@channels.command(name="outbox")
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--limit", default=20, show_default=True)
-def channels_outbox(as_json: bool, limit: int) -> None:
-    """The latest outgoing messages and their delivery state."""
-    rows = _channels().outbox()[-limit:]
-    if as_json:
-        _print_json(rows)
-        return
-    for row in rows:
-        console.print(
-            f"{row['id']}  {esc(row['channel'])}  {esc(row['chat_id'])}  "
-            f"{row['status']}  attempts {row['attempts']}  "
-            f"{esc(row['last_error'] or '')}"
-        )
-
-
-@channels.command(name="run")
-@click.argument("names", nargs=-1)
-@click.option("--with-tasks", is_flag=True, help="Also run due scheduled tasks (every second).")
-@click.pass_context
-def channels_run(ctx: click.Context, names: tuple[str, ...], with_tasks: bool) -> None:
-    """Connect the channels (all, or NAMES) and answer as the companion until stopped."""
-    import signal
-
-    from ankita.companion._relay import CompanionResponder, Relay
-
-    opts = ctx.find_root().obj
-
-    model = open_model()
-    try:
-        model.ping()
-    except ModelError:
-        err_console.print(
-            "[yellow]warning[/yellow]: no chat model answered at "
-            f"{esc(model.settings.base_url)}; pairing works, replies will say "
-            "the model is unreachable"
-        )
-    responder = CompanionResponder(
-        lambda user: Memory(path=opts["db"], user=user, embedder=opts["embedder"]),
-        model,
-        persona_path(),
-        chat_db_path(),
-    )
-    relay = Relay(channels_db_path(), responder, report=_report, only=list(names) or None)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        identities = relay.start()
-    except BaseException:
-        responder.close()
-        raise
-    if not identities:
-        relay.stop()
-        responder.close()
-        raise NotFound("no channel is configured; add one with `ankita channels add`")
-    for name, identity in identities.items():
-        _report(f"{name}: connected as {identity}")
-    scheduler = _scheduler(ctx) if with_tasks else None
-    if scheduler is not None:
-        scheduler.subscribe(
-            lambda run: _report(f"task {run.job_id}: {run.status} {run.output or run.reason or ''}")
-        )
-        scheduler.recover()
-    try:
-        while not stop.wait(1.0):
-            if scheduler is not None:
-                scheduler.tick()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        relay.stop()
-        responder.close()

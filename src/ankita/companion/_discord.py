@@ -18,7 +18,8 @@ from typing import Any
 
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter, LoopThread
-from ankita.companion._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion._channels import Inbound
+from ankita.companion._sending import Permanent, RetryAfter, SendResult, Sent, Transient
 
 READY_TIMEOUT_S = 30
 MAX_LIBRARY_WAIT_S = 10.0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,9 @@ SETTINGS = {  # extensions.ankita: name -> (allowed values, default)
     "teasing": (("none", "light", "playful"), "light"),
     "language": (None, "English"),
     "reply_length": (("short", "medium", "long"), "short"),
+    "user_name": (None, ""),  # what the companion calls the user; empty: the memory's user
 }
+LORE_BUDGET = 300  # tokens of lorebook entries a prompt may hold
 LENGTH_WORDS = {
     "short": "one to three sentences",
     "medium": "a short paragraph",
@@ -144,8 +147,32 @@ class Persona:
     def fill(self, text: str, user: str) -> str:
         return text.replace("{{char}}", self.card["data"]["name"]).replace("{{user}}", user)
 
-    def greeting(self, user: str) -> str:
-        return self.fill(str(self.card["data"].get("first_mes") or ""), user)
+    def greeting(self, user: str, session: str = "") -> str:
+        """The first message, or one of the card's alternate greetings: the same one for a
+        session name every time (a stable choice, not a random one)."""
+        data = self.card["data"]
+        options = [str(data.get("first_mes") or "")] + [
+            str(g) for g in data.get("alternate_greetings") or [] if isinstance(g, str) and g
+        ]
+        index = zlib.crc32(session.encode("utf-8")) % len(options) if session else 0
+        return self.fill(options[index], user)
+
+    def lore(self, recent: str, user: str, budget_tokens: int = LORE_BUDGET) -> list[str]:
+        """The lorebook (`character_book`) entries whose keys appear in the recent turns
+        (case-insensitively), and those marked constant, in the book's order, within a budget."""
+        book = self.card["data"].get("character_book")
+        entries = book.get("entries") if isinstance(book, dict) else None
+        text, kept = recent.lower(), list[str]()
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or entry.get("enabled") is False:
+                continue
+            keys = [str(k).lower() for k in entry.get("keys") or [] if str(k).strip()]
+            content = str(entry.get("content") or "").strip()
+            if content and (entry.get("constant") or any(k in text for k in keys)):
+                if estimate_tokens("\n".join([*kept, content])) > budget_tokens:
+                    break
+                kept.append(self.fill(content, user))
+        return kept
 
     def examples(self, user: str, budget_tokens: int) -> str:
         """Whole example exchanges (`<START>` blocks) that fit their own budget, so long
@@ -182,7 +209,7 @@ def _check_strings(value: Any, where: str, depth: int = 0) -> None:
 
 def _check_setting(key: str, value: Any) -> None:
     allowed = SETTINGS[key][0]
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str) or not (value.strip() or key == "user_name"):
         raise InvalidInput(f"{key} must be text")
     if allowed is not None and value not in allowed:
         raise InvalidInput(f"{key} must be one of {', '.join(allowed)}, got {value!r}")
@@ -209,6 +236,7 @@ def build_system_prompt(
     memory_block: str = "",
     question: str | None = None,
     summary: str | None = None,
+    lore: list[str] | None = None,
 ) -> str:
     """The one system prompt: who the companion is, how it talks, what it remembers, what it
     should ask. Chat, voice and channels all call this."""
@@ -236,13 +264,19 @@ def build_system_prompt(
     examples = persona.examples(user, EXAMPLE_BUDGET)
     if examples:
         parts.append("Example exchanges (tone only, not facts):\n" + examples)
+    if lore:
+        parts.append("Background (from the card's lorebook):\n" + "\n".join(lore))
     if summary:
         parts.append("Earlier in this conversation (summary):\n" + summary)
     if memory_block:
         parts.append(memory_block)
     if question:
         parts.append(question)
-    post = str(data.get("post_history_instructions") or "").strip()
-    if post:
-        parts.append(persona.fill(post, user))
     return "\n\n".join(parts)
+
+
+def post_history(persona: Persona, user: str) -> dict[str, str] | None:
+    """The card's post_history_instructions, as a system message to send after the history
+    (where card authors mean them to stand), or None."""
+    post = str(persona.card["data"].get("post_history_instructions") or "").strip()
+    return {"role": "system", "content": persona.fill(post, user)} if post else None

@@ -20,7 +20,8 @@ from typing import Any
 from ankita._errors import AnkitaError, ConfigError, InvalidInput, ModelError
 from ankita._files import private_file
 from ankita.companion._adapter import Adapter, Ingest, Report, load_secrets
-from ankita.companion._channels import Channels, Inbound, Permanent, SendResult, Sent, describe
+from ankita.companion._channels import Channels, Inbound
+from ankita.companion._sending import Permanent, SendResult, Sent, describe
 
 # (message, its channel's configuration) -> the reply, or None to stay silent.
 Respond = Callable[[Inbound, dict[str, Any]], "str | None"]

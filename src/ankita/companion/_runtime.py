@@ -28,7 +28,12 @@ from ankita._memory import Memory
 from ankita.companion._apps import AppIndex
 from ankita.companion._lanes import Lanes
 from ankita.companion._model import ChatModel, ModelReply
-from ankita.companion._persona import Persona, build_system_prompt, estimate_tokens
+from ankita.companion._persona import (
+    Persona,
+    build_system_prompt,
+    estimate_tokens,
+    post_history,
+)
 from ankita.companion._replies import classify, strip_head_token
 from ankita.companion._transcripts import Message, Transcripts, validate_session
 
@@ -109,7 +114,12 @@ class Companion:
         # The default user's sessions keep their bare names, as before users were told apart.
         session = validate_session(session)
         self.session = session if memory.user == "default" else f"{memory.user}.{session}"
-        self.user_name = user_name or memory.user
+        # The name the card gives the user, else the memory's user ("default" names nobody).
+        self.user_name = (
+            user_name
+            or persona.setting("user_name").strip()
+            or (memory.user if memory.user != "default" else "the user")
+        )
         self.window = model.settings.context_window
         self.compact_at = compact_at
         self.lanes = lanes or Lanes()
@@ -122,7 +132,7 @@ class Companion:
         """The card's first message, once, when the session is new."""
         if self.transcripts.messages(self.session):
             return None
-        text = self.persona.greeting(self.user_name)
+        text = self.persona.greeting(self.user_name, self.session)
         if text:
             self.transcripts.add(self.session, "assistant", text)
         return text or None
@@ -189,10 +199,13 @@ class Companion:
     def _system(self, history: list[Message], summary: str | None, question: str) -> dict[str, Any]:
         said = [m.content for m in history if m.role == "user"][-RECALL_TURNS:]
         block = self.memory.recall(" ".join(said)[-2000:]).to_prompt() if said else ""
+        lore = self.persona.lore(
+            " ".join(m.content for m in history[-2 * RECALL_TURNS :]), self.user_name
+        )
         return {
             "role": "system",
             "content": build_system_prompt(
-                self.persona, self.user_name, block, question or None, summary
+                self.persona, self.user_name, block, question or None, summary, lore
             ),
         }
 
@@ -217,6 +230,8 @@ class Companion:
         summary, history = self._since()
         question, pair = self._pending_question()
         messages = [self._system(history, summary, question)] + [m.to_model() for m in history]
+        post = post_history(self.persona, self.user_name)
+        messages += [post] if post else []
         calls: list[str] = []
         held = _Held(on_delta)
         try:

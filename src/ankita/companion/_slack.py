@@ -15,7 +15,8 @@ from typing import Any
 
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter
-from ankita.companion._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion._channels import Inbound
+from ankita.companion._sending import Permanent, RetryAfter, SendResult, Sent, Transient
 
 DEFAULT_API = "https://slack.com/api/"
 # Slack's error codes that another attempt cannot fix.

@@ -15,7 +15,8 @@ from typing import Any
 
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter, LoopThread
-from ankita.companion._channels import Inbound, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion._channels import Inbound
+from ankita.companion._sending import Permanent, RetryAfter, SendResult, Sent, Transient
 
 # The library's documented opt-in to time periods as timedelta: without it, building a
 # RetryAfter error itself emits a deprecation warning.
@@ -69,10 +70,14 @@ class TelegramAdapter(Adapter):
         self.stopping = False
 
     def connect(self, receive: bool = True) -> str:
-        from telegram.error import TelegramError
+        from telegram.error import BadRequest, NetworkError, TelegramError
 
         try:
             me = self.loop.call(self._initialize(), self.send_timeout_s)
+        except BadRequest as exc:  # an answer, though PTB files it under NetworkError
+            raise ChannelError(self.redact(f"Telegram refused the bot: {exc}")) from None
+        except NetworkError as exc:  # also TimedOut: no answer is no refusal
+            raise ChannelError(self.redact(f"cannot reach Telegram: {exc}")) from None
         except TelegramError as exc:
             raise ChannelError(self.redact(f"Telegram refused the bot: {exc}")) from None
         except Exception as exc:
