@@ -124,3 +124,15 @@ def test_the_voice_command_refuses_bad_inputs_with_an_exit_code(tmp_path):
     assert bad.exit_code == 2 and "takes a number of seconds" in bad.output
     missing = runner.invoke(cli, ["--db", str(tmp_path / "m.db"), "voice", "gone.wav"])
     assert missing.exit_code == 3 and "no WAV file" in missing.output
+
+
+def test_the_hint_is_shown_at_the_start_and_once_when_a_window_expires():
+    v, clock = voice()
+    assert v.start() == [("show_hint", HINT)]
+    v.heard("Ankita")
+    assert v.start() == []  # only in standby
+    clock.t += 8.1  # the listening window expires, found by the next transcript
+    assert v.heard("what is the weather") == [
+        ("show_hint", HINT),
+        ("ignored", "no wake word"),
+    ]

@@ -125,7 +125,12 @@ def test_a_voice_session_from_audio_files(tmp_path, monkeypatch):
     )
     assert result.exit_code == 0, result.output
     lines = [line.split("s ", 1)[1].strip() for line in result.output.splitlines()]
-    assert lines[:2] == ["heard: 'ankita'", "listening (state: listening)"]
+    # The session opens with the hint, then the wake word is heard.
+    assert lines[:3] == [
+        "Say Ankita first (state: standby)",
+        "heard: 'ankita'",
+        "listening (state: listening)",
+    ]
     assert "heard: 'tell me a story'" in lines and "Ankita: Tell me more!" in lines
     # The follow-up needed no wake word; after 30 s of silence the window had closed.
     follow = lines.index("heard: 'and tomorrow'")

@@ -491,6 +491,7 @@ def voice(
                 log(f"listening (state: {machine.state})")
 
     try:
+        act(machine.start())
         for kind, item in steps:
             if isinstance(item, float):
                 now["t"] += item

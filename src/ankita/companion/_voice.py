@@ -56,6 +56,10 @@ class Voice:
     def hint(self) -> str | None:
         return HINT if self.state == STANDBY else None
 
+    def start(self) -> list[tuple[str, str]]:
+        """A session begins in standby: say how to wake it."""
+        return [("show_hint", HINT)] if self.state == STANDBY else []
+
     def mic_muted(self) -> bool:
         return self.state == SPEAKING or self.clock() < self.muted_until
 
@@ -93,7 +97,9 @@ class Voice:
         if self.state == STANDBY:
             wake = self._has(text, self.settings.wake_words)
             if wake is None:
-                return actions + [("ignored", "no wake word"), ("show_hint", HINT)]
+                # Once: the window that just expired (in `tick`) has shown it already.
+                hint = [] if ("show_hint", HINT) in actions else [("show_hint", HINT)]
+                return actions + [("ignored", "no wake word"), *hint]
             rest = self._words(text).split(wake, 1)[1].strip()
             if not rest:
                 self._go(LISTENING, "wake word", self.settings.listen_timeout_s)
