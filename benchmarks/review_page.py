@@ -14,7 +14,6 @@ import argparse
 import json
 import random
 import re
-import socket
 import statistics
 import string
 import subprocess
@@ -24,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import httpx
+from _served import serve
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -59,39 +58,6 @@ def facts_file(folder: Path, facts: int, conflicts: int, seed: int = 1) -> Path:
     path = folder / "facts.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def serve(db: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ankita",
-            "--db",
-            db,
-            "--embedder",
-            "none",
-            "serve",
-            "--port",
-            str(port),
-        ],
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                return server, base
-        except httpx.TransportError:
-            time.sleep(0.1)
-    raise RuntimeError("the server did not start")
 
 
 def timed(action: Callable[[], None]) -> float:

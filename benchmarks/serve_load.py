@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import time
 from pathlib import Path
 
 import httpx
+from _served import serve
 
 WORDS = [
     "Postgres",
@@ -46,12 +46,6 @@ WORDS = [
 VERBS = ["I use", "I like", "I live near", "My sister loves", "I visit", "My team picked"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clients", type=int, default=8)
@@ -69,29 +63,7 @@ def main() -> None:
             check=True,
         )
         tokens.append(out.stdout.strip())
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ankita",
-            "--db",
-            db,
-            "--embedder",
-            args.embedder,
-            "serve",
-            "--port",
-            str(port),
-        ],
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            if httpx.get(base + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.TransportError:
-            time.sleep(0.1)
+    server, base = serve(db, args.embedder)
     latencies: list[float] = []
     errors: list[str] = []
     acknowledged: list[tuple[int, str, int]] = []  # (client, fact id, event id)

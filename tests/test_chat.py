@@ -421,7 +421,7 @@ def test_a_turn_holds_a_short_busy_lease_renewed_while_it_runs(tmp_path, monkeyp
         # ...and the mark was cleared when it ended.
         assert not other.busy(datetime.now(timezone.utc))
         # A mark nobody renews (its process was killed) lapses within the lease.
-        _runtime._BusyLease._mark(str(tmp_path / "chat.db"), True)
+        _runtime.mark_busy(other, True)
         assert other.busy(datetime.now(timezone.utc))
         assert not other.busy(datetime.now(timezone.utc) + timedelta(seconds=1.6))
         other.close()

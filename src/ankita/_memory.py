@@ -27,7 +27,7 @@ from ankita._validate import (
     validate_user,
 )
 from ankita.analysis._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
-from ankita.analysis._plain import explain_conflict, older_newer
+from ankita.analysis._plain import flagged_pair, older_newer
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
 from ankita.embed._embedders import Embedder, resolve_embedder
@@ -681,19 +681,7 @@ class Memory:
         for a, b in self.store.links(self.user, limit, offset, fact):
             fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
             if fa is not None and fb is not None:
-                event = self.store.link_event(self.user, a, b)
-                reason = event.data.get("reason") if event else None
-                out.append(
-                    Conflict(
-                        fa,
-                        fb,
-                        score=event.data.get("score") if event else None,
-                        reason=reason,
-                        flagged_at=event.at if event else None,
-                        newer=older_newer(fa, fb)[1].id,
-                        explanation=explain_conflict(fa, fb, reason),
-                    )
-                )
+                out.append(flagged_pair(fa, fb, self.store.link_event(self.user, a, b)))
         return out
 
     def conflict_count(self, fact: str | None = None) -> int:

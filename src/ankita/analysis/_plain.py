@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ankita._models import Event, Fact
+from ankita._models import Conflict, Event, Fact
 
 # The reason a write recorded names its finding (see `_disagree.Finding`); each kind of finding
 # is told to the user in one sentence, the first that appears in the reason wins.
@@ -50,12 +50,28 @@ def day(at: str | None) -> str:
     return (at or "")[:10]
 
 
-def explain_conflict(a: Fact, b: Fact, reason: str | None) -> str:
-    """ "On DAY you said "X"; later, on DAY, "Y". <how they disagree>"."""
-    older, newer = older_newer(a, b)
+def explain_conflict(older: Fact, newer: Fact, reason: str | None) -> str:
+    """ "On DAY you said "X"; later, on DAY, "Y". <how they disagree>", for the two sides in
+    the order `older_newer` gives."""
     when_old, when_new = day(older.last_confirmed_at), day(newer.last_confirmed_at)
     later = "later the same day" if when_old == when_new else f"later, on {when_new}"
     return f"On {when_old} you said “{older.text}”; {later}, “{newer.text}”. {cue(reason)}"
+
+
+def flagged_pair(a: Fact, b: Fact, link: Event | None) -> Conflict:
+    """Two flagged facts as a Conflict: the score, reason and time of the event that linked
+    them (if it still stands), which side was said last, and the pair in plain words."""
+    reason = link.data.get("reason") if link else None
+    older, newer = older_newer(a, b)
+    return Conflict(
+        a,
+        b,
+        score=link.data.get("score") if link else None,
+        reason=reason,
+        flagged_at=link.at if link else None,
+        newer=newer.id,
+        explanation=explain_conflict(older, newer, reason),
+    )
 
 
 def partner_of(event: Event, fact_id: str) -> str | None:

@@ -12,7 +12,7 @@ from rich.markup import escape as esc
 from ankita import Memory
 from ankita._console import _print_json, console, err_console
 from ankita._errors import ChannelError, InvalidInput, ModelError, NotFound
-from ankita.companion._cli import _channels, _configured, _scheduler
+from ankita.companion._cli import _channels, _scheduler
 from ankita.companion._model import open_model
 from ankita.companion._paths import channels_db_path, chat_db_path, persona_path
 
@@ -107,7 +107,7 @@ def channels_pair(code: str) -> None:
 def channels_senders(name: str, as_json: bool) -> None:
     """The senders paired on channel NAME, and when."""
     store = _channels()
-    _configured(store, name)
+    store.configured_channel(name)
     paired = store.senders(name)
     if as_json:
         _print_json([{"sender": s, "approved_at": at} for s, at in paired])
@@ -148,7 +148,7 @@ def channels_test(name: str, chat_id: str | None) -> None:
     from ankita.companion._relay import open_adapter
     from ankita.companion._sending import Sent
 
-    config = _configured(_channels(), name)
+    config = _channels().configured_channel(name)
     adapter = open_adapter(config, lambda updates, offset: None, _report, None)
     try:
         identity = adapter.connect(receive=False)

@@ -182,6 +182,13 @@ class Channels:
         if self.db.execute("DELETE FROM channels WHERE name = ?", (name,)).rowcount == 0:
             raise NotFound(f"no channel named {name!r}")
 
+    def configured_channel(self, name: str) -> dict[str, Any]:
+        """A channel's configuration, or a NotFound that says how to add it."""
+        config = self.channel(name)
+        if config is None:
+            raise NotFound(f"no channel named {name!r}; add it with `ankita channels add`")
+        return config
+
     def channel(self, name: str) -> dict[str, Any] | None:
         # By key: every message and every queued reply looks its channel up.
         row = self.db.execute("SELECT * FROM channels WHERE name = ?", (name,)).fetchone()
@@ -301,8 +308,7 @@ class Channels:
 
     def check_task_chat(self, channel: str, chat_id: str) -> None:
         """Refuse a task's target chat unless the channel exists and lets that chat in."""
-        if self.channel(channel) is None:
-            raise NotFound(f"no channel named {channel!r}; add it with `ankita channels add`")
+        self.configured_channel(channel)
         if not self.known_chat(channel, chat_id):
             raise InvalidInput(
                 f"chat {chat_id} has not written to channel {channel} from a paired or allowed "

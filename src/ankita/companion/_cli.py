@@ -143,14 +143,6 @@ def _channels() -> Channels:
     return Channels(channels_db_path())
 
 
-def _configured(store: Channels, name: str) -> dict[str, Any]:
-    """A channel's configuration, or a NotFound that says how to add it."""
-    config = store.channel(name)
-    if config is None:
-        raise NotFound(f"no channel named {name!r}; add it with `ankita channels add`")
-    return config
-
-
 # -- scheduled tasks -----------------------------------------------------------------------
 
 ACTIONS = {"conflicts": "List the conflicts that wait for an answer."}
@@ -206,7 +198,7 @@ def _to_channel(target: str, run_id: int, text: str) -> None:
     assert where is not None
     store = _channels()
     try:
-        _configured(store, where[0])
+        store.configured_channel(where[0])
         store.enqueue(where[0], where[1], text, dedupe=f"task-run:{run_id}")
     finally:
         store.close()

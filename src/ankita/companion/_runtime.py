@@ -222,7 +222,7 @@ class Companion:
         text = text.strip()
         if not text:
             return Turn("silent", "", (), None, False, None)
-        with _BusyLease(self.transcripts.path):
+        with _BusyLease(self.transcripts):
             return self._turn(text, on_delta)
 
     def _turn(self, text: str, on_delta: Callable[[str], None] | None) -> Turn:
@@ -424,37 +424,40 @@ class Companion:
         return running
 
 
+def mark_busy(transcripts: Transcripts, busy: bool) -> None:
+    """Mark a turn as running for BUSY_LEASE_S from now, or clear the mark."""
+    until = datetime.now(timezone.utc) + timedelta(seconds=BUSY_LEASE_S)
+    transcripts.set_busy(until if busy else None)
+
+
 class _BusyLease:
     """Marks a turn as running for other processes (a heartbeat never interrupts a live turn):
     a short lease renewed while the turn runs, cleared when it ends. A process killed mid-turn
     stops renewing, so its mark lapses within BUSY_LEASE_S instead of a whole deadline."""
 
-    def __init__(self, path: str) -> None:
-        self.path, self.done = path, threading.Event()
+    def __init__(self, transcripts: Transcripts) -> None:
+        self.transcripts, self.done = transcripts, threading.Event()
         self.thread = threading.Thread(target=self._renew, name="busy-lease", daemon=True)
 
     def __enter__(self) -> None:
-        self._mark(self.path, True)
+        mark_busy(self.transcripts, True)  # the turn's thread: the session's own connection
         self.thread.start()
 
     def __exit__(self, *exc: object) -> None:
         self.done.set()
         self.thread.join()
-        self._mark(self.path, False)
+        mark_busy(self.transcripts, False)
 
     def _renew(self) -> None:
-        while not self.done.wait(BUSY_LEASE_S / 3):
-            self._mark(self.path, True)
-
-    @staticmethod
-    def _mark(path: str, busy: bool) -> None:
-        # A connection of its own: the turn's thread uses the session's.
-        own = Transcripts(path)
+        # A connection of its own, opened at the first renewal: most turns end before it.
+        own: Transcripts | None = None
         try:
-            until = datetime.now(timezone.utc) + timedelta(seconds=BUSY_LEASE_S)
-            own.set_busy(until if busy else None)
+            while not self.done.wait(BUSY_LEASE_S / 3):
+                own = own or Transcripts(self.transcripts.path)
+                mark_busy(own, True)
         finally:
-            own.close()
+            if own is not None:
+                own.close()
 
 
 class _Held:
