@@ -124,6 +124,11 @@ def test_the_voice_command_refuses_bad_inputs_with_an_exit_code(tmp_path):
     assert bad.exit_code == 2 and "takes a number of seconds" in bad.output
     missing = runner.invoke(cli, ["--db", str(tmp_path / "m.db"), "voice", "gone.wav"])
     assert missing.exit_code == 3 and "no WAV file" in missing.output
+    # An error's text is printed as it is, brackets and all (never read as markup).
+    odd = runner.invoke(cli, ["--db", str(tmp_path / "m.db"), "voice", "[bold]x.wav"])
+    assert odd.exit_code == 3 and "no WAV file '[bold]x.wav'" in odd.output
+    neither = runner.invoke(cli, ["--db", str(tmp_path / "m.db"), "voice"])
+    assert neither.exit_code == 2 and "give INPUTS, or --mic, or --stream WAV" in neither.output
 
 
 def test_the_hint_is_shown_at_the_start_and_once_when_a_window_expires():
@@ -136,3 +141,31 @@ def test_the_hint_is_shown_at_the_start_and_once_when_a_window_expires():
         ("show_hint", HINT),
         ("ignored", "no wake word"),
     ]
+
+
+def test_a_stop_word_with_nothing_to_stop_is_never_a_question():
+    v, clock = voice()
+    assert v.heard("Ankita stop") == [("listen", "")] and v.state == LISTENING
+    assert v.heard("stop") == [("ignored", "nothing to stop"), ("listen", "")]
+    v.heard("what time is it")
+    v.reply("Five.")
+    v.spoken()
+    clock.t += 1
+    assert v.heard("cancel") == [("ignored", "nothing to stop"), ("listen", "")]
+    assert v.state == FOLLOW_UP
+
+
+def test_the_follow_up_window_is_judged_where_speech_began():
+    v, clock = voice()
+    v.heard("Ankita what time is it")
+    v.reply("Five.")
+    v.spoken()
+    began = clock.t + 24.5  # a long sentence begun inside the 25 s window ...
+    clock.t += 26.0  # ... ends after it
+    assert v.heard("and what about tomorrow morning", started=began) == [
+        ("ask", "and what about tomorrow morning")
+    ]
+    v.reply("Six.")
+    v.spoken()
+    clock.t += 26.0
+    assert v.heard("and after", started=clock.t - 0.5)[0] == ("show_hint", HINT)  # began late

@@ -49,7 +49,7 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except AnkitaError as exc:
             code = next(c for cls, c in EXIT_CODES if isinstance(exc, cls))
-            err_console.print(f"[red]error[/red] ({exc.code}): {exc}", markup=True)
+            err_console.print(f"[red]error[/red] ({exc.code}): {esc(str(exc))}", markup=True)
             sys.exit(code)
 
 

@@ -4,7 +4,8 @@ from ankita.cli import _store  # noqa: F401  (its commands join the group as it 
 from ankita.cli._main import cli, main
 from ankita.cli._ops import bench, token
 from ankita.companion._channelcli import channels
-from ankita.companion._cli import apps, chat, persona, tasks, voice
+from ankita.companion._cli import apps, chat, persona, tasks
+from ankita.companion._voicecli import voice
 
 for _command in (bench, token, chat, persona, tasks, apps, voice, channels):
     cli.add_command(_command)

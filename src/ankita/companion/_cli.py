@@ -7,7 +7,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import wave
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,7 +17,6 @@ from rich.markup import escape as esc
 
 from ankita._console import _memory, _print_json, console, err_console
 from ankita._errors import InvalidInput, ModelError, NotFound
-from ankita._files import private_folder
 from ankita.companion._apps import AppIndex
 from ankita.companion._cardpng import card_text, with_card
 from ankita.companion._channels import Channels
@@ -395,117 +393,3 @@ def apps_open(name: tuple[str, ...], dry_run: bool) -> None:
         console.print(f"would run: {esc(' '.join(launched[0]))}")
     else:
         console.print(esc(found.message))
-
-
-# -- voice ---------------------------------------------------------------------------------
-
-
-@click.command()
-@click.argument("inputs", nargs=-1, required=True)
-@click.option(
-    "--phrase",
-    "phrases",
-    multiple=True,
-    help="A command you will say (repeatable): recognition is constrained to these "
-    "plus the wake and stop words. Without any, free dictation is used.",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Where spoken replies are written as WAV files.",
-)
-@click.option(
-    "--follow-up",
-    "follow_up_s",
-    default=25.0,
-    show_default=True,
-    help="Seconds to keep listening after a reply, without the wake word.",
-)
-@click.pass_context
-def voice(
-    ctx: click.Context,
-    inputs: tuple[str, ...],
-    phrases: tuple[str, ...],
-    out_dir: str | None,
-    follow_up_s: float,
-) -> None:
-    """A voice session from INPUTS, in order: WAV files heard, `+N` seconds of silence, or text."""
-    from ankita.companion._voice import Voice, VoiceSettings, read_inputs
-    from ankita.companion._voiceproc import VoiceError, VoiceProcess
-
-    steps = read_inputs(inputs)  # bad input stops here, before anything starts
-    settings = VoiceSettings(follow_up_s=follow_up_s)
-    now = {"t": 0.0}
-    machine = Voice(lambda: now["t"], settings)
-    out = private_folder(out_dir or tempfile.mkdtemp(prefix="ankita-voice-"))
-    words = list(phrases) + list(settings.wake_words) + list(settings.stop_words)
-    engine = VoiceProcess(words if phrases else ())
-    transcripts = Transcripts(chat_db_path())
-    companion = Companion(
-        _memory(ctx),
-        open_model(),
-        load_persona(persona_path()),
-        transcripts,
-        session="voice",
-        apps=AppIndex(),
-    )
-
-    def log(text: str) -> None:
-        console.print(f"[dim]{now['t']:7.1f}s[/dim] {text}")
-
-    def act(actions: list[tuple[str, str]]) -> None:
-        for action, value in actions:
-            if action == "ask":
-                try:
-                    reply = companion.send(value).text
-                except (ModelError, TimeoutError) as exc:
-                    log(f"[red]model failed[/red]: {esc(str(exc))}")
-                    act(machine.failed("model"))
-                    continue
-                log(f"{esc(companion.persona.card['data']['name'])}: {esc(reply or '(silent)')}")
-                act(machine.reply(reply))
-            elif action == "speak":
-                try:
-                    path = engine.call("speak", value, str(out / f"reply-{now['t']:.0f}.wav"))
-                    pcm_len = Path(path).stat().st_size / (2 * 22050)
-                    log(f"speaking ({pcm_len:.1f} s, microphone muted): {esc(path)}")
-                    now["t"] += pcm_len
-                except VoiceError as exc:
-                    log(f"[red]speech failed[/red]: {esc(str(exc))}")
-                act(machine.spoken())
-            elif action == "show_hint":
-                log(f"[yellow]{esc(value)}[/yellow] (state: {machine.state})")
-            elif action == "ignored":
-                log(f"ignored: {esc(value)}")
-            elif action == "listen":
-                log(f"listening (state: {machine.state})")
-
-    try:
-        act(machine.start())
-        for kind, item in steps:
-            if isinstance(item, float):
-                now["t"] += item
-                log(f"{item:g} s of silence")
-                act(machine.tick())
-                continue
-            if kind == "wav":
-                try:
-                    heard = engine.call("transcribe", str(Path(item).resolve()))
-                except VoiceError as exc:
-                    log(f"[red]recognition failed[/red]: {esc(str(exc))}")
-                    continue
-                with wave.open(item) as w:
-                    now["t"] += w.getnframes() / w.getframerate()
-            else:
-                heard = [item]
-            for text in heard:
-                log(f"heard: {esc(text)!r}")
-                act(machine.heard(text))
-            if not heard:
-                log("heard nothing it could recognise")
-    finally:
-        engine.close()
-        companion.lanes.close()
-        transcripts.close()

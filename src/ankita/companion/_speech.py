@@ -1,46 +1,100 @@
 """Offline speech: pocketsphinx to recognise, espeak-ng to speak, an energy VAD to cut audio
 into utterances. Nothing is downloaded at run time.
 
-Recognition is grammar-constrained when phrases are configured: the wake words, the stop words
-and the commands the user expects to say. pocketsphinx's free dictation is far less accurate,
-and is used only when no phrases are given.
+Recognition is grammar-constrained when commands are configured: the wake word may come first,
+then one command ("ankita tell me a story" in one breath), or a wake or stop word alone. Without
+commands, the wake word is spotted by keyword search and the rest goes to free dictation, which
+is far less accurate. Every utterance gets a quiet noise floor before decoding (see `audible`).
 """
 
 from __future__ import annotations
 
+import io
 import shutil
 import subprocess
+import tempfile
 import wave
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ankita._errors import InvalidInput
 
+RATE = 16000  # the rate of pocketsphinx's acoustic model; every input is brought to it
 FRAME_S = 0.02
 SILENCE_S = 0.45  # this much quiet ends an utterance
 MARGIN_S = 0.15  # audio kept on each side of the loud part
+NOISE_FLOOR = 30.0  # standard deviation of the added noise, about -60 dBFS
+PAD_S = 0.3
+WAKE_THRESHOLD = "1e-5"  # keyword search for the wake word: no false wake on 24 commands
+STOP_THRESHOLD = "1e-20"  # stop words while speaking: found within 140 ms of their end
+
+
+def _np() -> Any:
+    import numpy as np
+
+    return np
+
+
+def resample(samples: Any, rate: int, target: int = RATE) -> Any:
+    """Float samples at `target` Hz (band-limited, through the spectrum; utterances are short)."""
+    np = _np()
+    samples = np.asarray(samples, dtype=np.float64)
+    if rate == target or len(samples) == 0:
+        return samples
+    n = max(1, int(round(len(samples) * target / rate)))
+    spectrum = np.fft.rfft(samples)[: n // 2 + 1]
+    return np.fft.irfft(spectrum, n) * (n / len(samples))
+
+
+def to_pcm(samples: Any) -> bytes:
+    np = _np()
+    return bytes(np.clip(np.rint(samples), -32768, 32767).astype("<i2").tobytes())
 
 
 def read_wav(path: str | Path) -> tuple[bytes, int]:
     """Mono 16-bit PCM and its sample rate; stereo is mixed down."""
-    import numpy as np
-
     try:
         with wave.open(str(path)) as w:
-            if w.getsampwidth() != 2:
-                raise InvalidInput(f"{path}: only 16-bit PCM WAV files are supported")
-            frames = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
-            if w.getnchannels() > 1:
-                frames = frames.reshape(-1, w.getnchannels()).mean(axis=1).astype("<i2")
-            return frames.tobytes(), w.getframerate()
+            return _read(w)
     except (wave.Error, EOFError, OSError) as exc:
         raise InvalidInput(f"{path}: not a readable WAV file ({exc})") from None
 
 
+def _read(w: wave.Wave_read) -> tuple[bytes, int]:
+    np = _np()
+    if w.getsampwidth() != 2:
+        raise InvalidInput("only 16-bit PCM WAV audio is supported")
+    frames = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+    if w.getnchannels() > 1:
+        frames = frames.reshape(-1, w.getnchannels()).mean(axis=1).astype("<i2")
+    return frames.tobytes(), w.getframerate()
+
+
+def read_wav_16k(path: str | Path) -> Any:
+    """A WAV file as float samples at 16 kHz."""
+    np = _np()
+    pcm, rate = read_wav(path)
+    return resample(np.frombuffer(pcm, dtype="<i2"), rate)
+
+
+def audible(pcm: bytes, seed: int = 0) -> bytes:
+    """The utterance with 0.3 s of margin and a quiet noise floor, as a microphone gives.
+
+    pocketsphinx's features break down on digital silence: on espeak-ng audio, wake word plus
+    command in one breath was recognised 12 times in 32 as it came and 32 in 32 with this floor.
+    """
+    np = _np()
+    samples = np.frombuffer(pcm, dtype="<i2").astype(np.float64)
+    pad = np.zeros(int(RATE * PAD_S))
+    samples = np.concatenate([pad, samples, pad])
+    samples += np.random.default_rng(seed).normal(0.0, NOISE_FLOOR, len(samples))
+    return to_pcm(samples)
+
+
 def utterances(pcm: bytes, rate: int) -> list[bytes]:
     """Cut audio at pauses (frame energy below a threshold relative to the loudest part)."""
-    import numpy as np
-
+    np = _np()
     samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)
     size = max(1, int(rate * FRAME_S))
     count = len(samples) // size
@@ -71,61 +125,173 @@ def utterances(pcm: bytes, rate: int) -> list[bytes]:
     ]
 
 
-def grammar(phrases: Sequence[str]) -> str:
+def _clean(phrases: Sequence[str]) -> list[str]:
     words = sorted({" ".join(p.lower().split()) for p in phrases if p.strip()})
-    if not words:
+    return [w for w in words if all(c.isalpha() or c in " '" for c in w)]
+
+
+def grammar(
+    commands: Sequence[str], wake_words: Sequence[str] = (), stop_words: Sequence[str] = ()
+) -> str:
+    """A JSGF grammar: a wake or stop word alone, or a command with the wake word before it."""
+    wake, stop = _clean(wake_words), _clean(stop_words)
+    said = [c for c in _clean(commands) if c not in wake and c not in stop]
+    if not said and not wake and not stop:
         raise InvalidInput("the voice grammar needs at least one phrase")
-    cleaned = [w for w in words if all(c.isalpha() or c in " '" for c in w)]
-    return "#JSGF V1.0;\ngrammar ankita;\npublic <utterance> = " + " | ".join(cleaned) + ";\n"
+    rules, alone = ["#JSGF V1.0;", "grammar ankita;"], wake + stop
+    if said:
+        rules.append("<command> = " + " | ".join(said) + ";")
+        prefix = "[" + " | ".join(wake) + "] " if wake else ""
+        alone.append(prefix + "<command>")
+    rules.append("public <utterance> = " + " | ".join(alone) + ";")
+    return "\n".join(rules) + "\n"
+
+
+def _decoder(**options: Any) -> Any:
+    from pocketsphinx import Decoder
+
+    return Decoder(samprate=RATE, loglevel="FATAL", **options)
+
+
+# espeak-ng's default English voice says the "a" of "ankita" as AA, not the dictionary's AE:
+# with these spellings added, the wake word was spotted in 150 of 150 utterances (5 voices,
+# 3 speeds), 120 without them.
+VOWEL_VARIANTS = {"AE": ("AA", "AH")}
+
+
+def _keyword_decoder(words: Sequence[str], threshold: str, variants: bool = False) -> Any:
+    """A keyword-search decoder; pocketsphinx reads several keyphrases only from a file."""
+    decoder = _decoder()
+    phrases = []
+    for word in _clean(words):
+        phrases.append(word)
+        phones = decoder.lookup_word(word) if variants and " " not in word else None
+        first, _, rest = (phones or "").partition(" ")
+        for n, vowel in enumerate(VOWEL_VARIANTS.get(first, ()), start=2):
+            decoder.add_word(f"{word}_{n}", f"{vowel} {rest}", False)
+            phrases.append(f"{word}_{n}")
+    with tempfile.NamedTemporaryFile("w", suffix=".kws") as f:
+        f.writelines(f"{p} /{threshold}/\n" for p in phrases)
+        f.flush()
+        decoder.add_kws("keywords", f.name)
+    decoder.activate_search("keywords")
+    return decoder
+
+
+def _spelling(word: str) -> str:
+    """A variant spelling found by keyword search, back to the word it spells."""
+    base, _, n = word.strip().rpartition("_")
+    return base if base and n.isdigit() else word.strip()
 
 
 class Recognizer:
-    """Utterances to text with pocketsphinx; one phrase per utterance."""
+    """16 kHz utterances to text with pocketsphinx."""
 
-    def __init__(self, phrases: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        phrases: Sequence[str] = (),
+        wake_words: Sequence[str] = ("ankita",),
+        stop_words: Sequence[str] = ("stop", "cancel"),
+    ) -> None:
         try:
             import pocketsphinx  # noqa: F401
         except ImportError:
             raise InvalidInput("voice needs pocketsphinx: pip install 'ankita[voice]'") from None
         self.phrases = list(phrases)
-        self._grammar = grammar(self.phrases) if self.phrases else None
+        self.wake_words = list(wake_words)
+        self._grammar = grammar(self.phrases, wake_words, stop_words) if self.phrases else None
 
-    def _decoder(self, rate: int) -> object:
-        from pocketsphinx import Decoder
-
-        options = {"samprate": rate, "loglevel": "FATAL"}
-        if rate > 16000:
-            options["nfft"] = 1024  # wider frames for higher sample rates
-        decoder = Decoder(**options)
+    def recognise(self, pcm: bytes) -> str:
+        """One utterance (16-bit, 16 kHz) to text; "" when nothing was recognised."""
+        audio = audible(pcm)
         if self._grammar:
+            decoder = _decoder()
             decoder.add_jsgf_string("phrases", self._grammar)
             decoder.activate_search("phrases")
-        return decoder
+            return self._decode(decoder, audio)
+        wake, rest = self._spot_wake(audio)
+        heard = self._decode(_decoder(), rest) if rest else ""
+        return " ".join(x for x in (wake, heard) if x)
+
+    def _spot_wake(self, audio: bytes) -> tuple[str, bytes]:
+        """Free dictation does not know the wake word: find it by keyword search, cut it off."""
+        if not self.wake_words:
+            return "", audio
+        decoder = _keyword_decoder(self.wake_words, WAKE_THRESHOLD, variants=True)
+        decoder.start_utt()
+        decoder.process_raw(audio, full_utt=True)
+        decoder.end_utt()
+        found = list(decoder.seg() or [])
+        if not found:
+            return "", audio
+        cut = (found[0].end_frame + 1) * RATE // 100 * 2  # 100 frames a second, 2 bytes a sample
+        rest = audio[cut:]
+        return _spelling(found[0].word), audible(rest) if len(rest) > RATE // 5 else b""
+
+    @staticmethod
+    def _decode(decoder: Any, audio: bytes) -> str:
+        decoder.start_utt()
+        decoder.process_raw(audio, full_utt=True)
+        decoder.end_utt()
+        hyp = decoder.hyp()
+        return hyp.hypstr.strip() if hyp is not None else ""
 
     def transcribe(self, pcm: bytes, rate: int) -> list[str]:
-        """What was said, one entry per utterance (unrecognised ones are left out)."""
-        out = []
-        for piece in utterances(pcm, rate):
-            decoder = self._decoder(rate)
-            decoder.start_utt()  # type: ignore[attr-defined]
-            decoder.process_raw(piece, full_utt=True)  # type: ignore[attr-defined]
-            decoder.end_utt()  # type: ignore[attr-defined]
-            hyp = decoder.hyp()  # type: ignore[attr-defined]
-            if hyp is not None and hyp.hypstr.strip():
-                out.append(hyp.hypstr.strip())
-        return out
+        """What was said in a recording, one entry per utterance (unrecognised ones left out)."""
+        np = _np()
+        pieces = utterances(pcm, rate)
+        heard = (
+            self.recognise(to_pcm(resample(np.frombuffer(piece, dtype="<i2"), rate)))
+            for piece in pieces
+        )
+        return [text for text in heard if text]
 
 
-def speak_to_file(text: str, path: str | Path, voice: str = "en-us") -> Path:
-    """Speech as a WAV file, with Debian's espeak-ng (offline)."""
+class StopSpotter:
+    """Listens for stop words only, block by block, while a reply is spoken (barge-in)."""
+
+    def __init__(self, stop_words: Sequence[str] = ("stop", "cancel")) -> None:
+        self._decoder = _keyword_decoder(stop_words, STOP_THRESHOLD)
+        self._noise = _np().random.default_rng(1)
+        self._decoder.start_utt()
+
+    def feed(self, samples: Any) -> str | None:
+        """A block of 16 kHz float samples; the stop word when one has just been said."""
+        noisy = samples + self._noise.normal(0.0, NOISE_FLOOR, len(samples))
+        self._decoder.process_raw(to_pcm(noisy), False, False)
+        hyp = self._decoder.hyp()
+        if hyp is None:
+            return None
+        self.reset()
+        return _spelling(str(hyp.hypstr))
+
+    def reset(self) -> None:
+        self._decoder.end_utt()
+        self._decoder.start_utt()
+
+
+def _espeak(text: str, *args: str) -> bytes:
     binary = shutil.which("espeak-ng") or shutil.which("espeak")
     if binary is None:
         raise InvalidInput("speaking needs espeak-ng (apt-get install espeak-ng)")
-    target = Path(path)
-    subprocess.run(
-        [binary, "-v", voice, "-s", "150", "-w", str(target), text],
+    done = subprocess.run(
+        [binary, "-v", "en-us", "-s", "150", *args, text],
         check=True,
         capture_output=True,
         timeout=60,
     )
+    return done.stdout
+
+
+def speak_to_file(text: str, path: str | Path) -> Path:
+    """Speech as a WAV file, with Debian's espeak-ng (offline)."""
+    target = Path(path)
+    _espeak(text, "-w", str(target))
     return target
+
+
+def synthesize(text: str) -> Any:
+    """Speech as float samples at 16 kHz, for a live loop to play."""
+    with wave.open(io.BytesIO(_espeak(text, "--stdout"))) as w:
+        pcm, rate = _read(w)
+    return resample(_np().frombuffer(pcm, dtype="<i2"), rate)

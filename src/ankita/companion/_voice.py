@@ -75,17 +75,22 @@ class Voice:
         words = f" {self._words(text)} "
         return next((p for p in phrases if f" {p} " in words), None)
 
-    def tick(self) -> list[tuple[str, str]]:
-        """Time passes: windows expire."""
-        if self.deadline is not None and self.clock() >= self.deadline:
+    def tick(self, at: float | None = None) -> list[tuple[str, str]]:
+        """Time passes: windows expire. `at` is when speech began, if someone is speaking: a
+        window is judged at the start of what was said, so a long sentence begun in time counts."""
+        when = self.clock() if at is None else at
+        if self.deadline is not None and when >= self.deadline:
             if self.state in (LISTENING, FOLLOW_UP):
                 self._go(STANDBY, "window expired")
                 return [("show_hint", HINT)]
         return []
 
-    def heard(self, text: str) -> list[tuple[str, str]]:
-        """A transcript from the speech engine (or injected)."""
-        actions = self.tick()
+    def _only_stop(self, words: str) -> bool:
+        return words in self.settings.stop_words
+
+    def heard(self, text: str, started: float | None = None) -> list[tuple[str, str]]:
+        """A transcript from the speech engine (or injected); `started` is when it was begun."""
+        actions = self.tick(started)
         if self.mic_muted():
             # Our own voice through the speakers: only a stop word gets through.
             if self._has(text, self.settings.stop_words) and self.state == SPEAKING:
@@ -101,6 +106,8 @@ class Voice:
                 hint = [] if ("show_hint", HINT) in actions else [("show_hint", HINT)]
                 return actions + [("ignored", "no wake word"), *hint]
             rest = self._words(text).split(wake, 1)[1].strip()
+            if self._only_stop(rest):
+                rest = ""  # "ankita, stop" with nothing to stop: a stop word is never a question
             if not rest:
                 self._go(LISTENING, "wake word", self.settings.listen_timeout_s)
                 return actions + [("listen", "")]
@@ -113,6 +120,9 @@ class Voice:
                     command = command[len(wake) + 1 :]
             if not command or command in self.settings.wake_words:
                 return actions + [("listen", "")]
+            if self._only_stop(command):
+                # Nothing is being said or worked on: a stop word is never sent to the model.
+                return actions + [("ignored", "nothing to stop"), ("listen", "")]
             self._go(PROCESSING, "command" if self.state == LISTENING else "follow-up")
             return actions + [("ask", command)]
         return actions + [("ignored", f"busy ({self.state})")]

@@ -28,7 +28,7 @@ class VoiceError(AnkitaError):
 
 def serve(requests: Any, results: Any, phrases: Sequence[str]) -> None:
     """The child: recognise WAV files and speak text to WAV files, one request at a time."""
-    from ankita.companion._speech import Recognizer, read_wav, speak_to_file
+    from ankita.companion._speech import Recognizer, read_wav, speak_to_file, synthesize
 
     recognizer = Recognizer(phrases)
     while True:
@@ -40,6 +40,10 @@ def serve(requests: Any, results: Any, phrases: Sequence[str]) -> None:
             if op == "transcribe":
                 pcm, rate = read_wav(args[0])
                 results.put((number, "ok", recognizer.transcribe(pcm, rate)))
+            elif op == "recognise":  # one 16 kHz utterance from a live loop
+                results.put((number, "ok", recognizer.recognise(args[0])))
+            elif op == "synthesize":
+                results.put((number, "ok", synthesize(args[0])))
             elif op == "speak":
                 results.put((number, "ok", str(speak_to_file(args[0], args[1]))))
             elif op == "ping":

@@ -1,0 +1,181 @@
+"""How well the offline voice hears, and how fast a stop word silences a reply. Speech is made
+by espeak-ng in several voices and speeds; everything runs through the code `ankita voice`
+uses. Prints JSON; a benchmark, not a test.
+
+    python benchmarks/voice.py [--voices en,en-us,...] [--speeds 0,140,210]
+
+- recognition: wake word + command in one breath, with the commands as phrases (the grammar:
+  exact utterances) and without (free dictation: wake word spotted, word error rate of the
+  command); false wakes on the commands said alone;
+- barge-in: a 7 s reply, the user says a stop word 1.5 s into it, on a virtual microphone; the
+  time from the stop word's last sound to the block where the speaker falls silent. With echo,
+  the reply is mixed back into the microphone at that level: false stops counted on replies
+  where nobody spoke;
+- loop cost: wall time of one 20 ms block, listening and while speaking, beside the 20 ms it
+  stands for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import statistics
+import subprocess
+import time
+import wave
+
+import numpy as np
+
+from ankita.companion._live import BLOCK, Engines, LiveSession, Vad, VirtualAudio, stop_latency
+from ankita.companion._speech import RATE, Recognizer, StopSpotter, resample, synthesize, to_pcm
+from ankita.companion._voice import Voice
+
+COMMANDS = [
+    "tell me a story",
+    "what is on today",
+    "and tomorrow",
+    "open the calculator",
+    "what time is it",
+    "play some music",
+    "remind me at six",
+    "how is the weather",
+    "turn off the lights",
+    "call my sister",
+]
+REPLY = (
+    "Once upon a time there was a little fox who lived in the forest and loved to explore "
+    "the hills every morning, looking for berries."
+)
+
+
+def said(text: str, voice: str, speed: int) -> np.ndarray:
+    args = ["espeak-ng", "-v", voice, *(["-s", str(speed)] if speed else []), "--stdout", text]
+    out = subprocess.run(args, check=True, capture_output=True).stdout
+    with wave.open(io.BytesIO(out)) as w:
+        rate, pcm = w.getframerate(), w.readframes(w.getnframes())
+    return resample(np.frombuffer(pcm, dtype="<i2"), rate)
+
+
+def errors(reference: str, hypothesis: str) -> int:
+    ref, hyp = reference.split(), hypothesis.split()
+    row = list(range(len(hyp) + 1))
+    for i in range(1, len(ref) + 1):
+        prev, row[0] = row[:], i
+        for j in range(1, len(hyp) + 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ref[i - 1] != hyp[j - 1]))
+    return row[-1]
+
+
+def recognition(voices: list[str], speeds: list[int]) -> list[dict[str, object]]:
+    grammar, free = Recognizer(COMMANDS), Recognizer()
+    rows = []
+    for voice in voices:
+        for speed in speeds:
+            exact = woken = false_wake = wrong = words = 0
+            for command in COMMANDS:
+                pcm = to_pcm(said(f"ankita {command}", voice, speed))
+                exact += grammar.recognise(pcm) == f"ankita {command}"
+                heard = free.recognise(pcm)
+                woken += heard.startswith("ankita")
+                wrong += errors(command, heard.removeprefix("ankita").strip())
+                words += len(command.split())
+                false_wake += free.recognise(to_pcm(said(command, voice, speed))).startswith(
+                    "ankita"
+                )
+            rows.append(
+                {
+                    "voice": voice,
+                    "speed": speed or "default",
+                    "grammar_exact": f"{exact}/{len(COMMANDS)}",
+                    "free_wake": f"{woken}/{len(COMMANDS)}",
+                    "free_command_wer": round(wrong / words, 3),
+                    "false_wakes": f"{false_wake}/{len(COMMANDS)}",
+                }
+            )
+    return rows
+
+
+def barge_in(voices: list[str], echo: float) -> dict[str, object]:
+    reply = synthesize(REPLY)
+    latencies, missed, false_stops = [], 0, 0
+    for voice in voices:
+        for word in ("stop", "cancel"):
+            spoken = said(word, voice, 0)
+            loud = np.nonzero(np.abs(spoken) > 300)[0]
+            start = int(1.5 * RATE)  # the reply starts at 0 (played as it begins)
+            track = np.zeros(len(reply) + 2 * RATE)
+            track[start : start + len(spoken)] += spoken
+            events = _speak_over(track, reply, echo)
+            latency = stop_latency(events, (start + loud[-1]) / RATE)
+            if latency is None:
+                missed += 1
+            else:
+                latencies.append(latency)
+        # Nobody speaks: any stop is false (the reply's own echo).
+        events = _speak_over(np.zeros(len(reply) + RATE), reply, echo)
+        false_stops += any(kind == "speech cancelled" for _, kind, _ in events)
+    return {
+        "echo": echo,
+        "stops_found": f"{len(latencies)}/{len(latencies) + missed}",
+        "stop_to_silence_ms_mean": round(1000 * statistics.mean(latencies)) if latencies else None,
+        "stop_to_silence_ms_max": round(1000 * max(latencies)) if latencies else None,
+        "false_stops": f"{false_stops}/{len(voices)}",
+    }
+
+
+def _speak_over(track: np.ndarray, reply: np.ndarray, echo: float) -> list:
+    """A session already speaking `reply` at time 0, hearing `track`."""
+    audio = VirtualAudio(track, echo=echo, tail_s=0)
+    engines = Engines(lambda pcm: "", lambda q: "", lambda t: None, StopSpotter().feed)
+    machine = Voice(audio.now)
+    machine.heard("ankita tell me a story")
+    machine.reply(REPLY)
+    session = LiveSession(machine, audio, engines)
+    session.player.start(reply)
+    while (block := audio.read()) is not None:
+        session.step(block)
+    return session.events
+
+
+def loop_cost() -> dict[str, float]:
+    speech = said("ankita tell me a story and then another one about the sea", "en-us", 0)
+    blocks = [speech[i : i + BLOCK] for i in range(0, len(speech) - BLOCK, BLOCK)]
+    vad, spotter = Vad(), StopSpotter()
+    t0 = time.perf_counter()
+    for n, block in enumerate(blocks):
+        vad.feed(block, n * 0.02)
+    listening = (time.perf_counter() - t0) / len(blocks)
+    t0 = time.perf_counter()
+    for block in blocks:
+        spotter.feed(block)
+    speaking = (time.perf_counter() - t0) / len(blocks)
+    return {
+        "block_ms": 20.0,
+        "listening_ms_per_block": round(listening * 1000, 3),
+        "speaking_ms_per_block": round(speaking * 1000, 3),
+        "speaking_share_of_real_time": round(speaking / 0.02, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--voices", default="en,en-us,en-gb-x-rp,en-us+f3,en-us+m3")
+    parser.add_argument("--speeds", default="0,140,210", help="words a minute; 0: the voice's own")
+    args = parser.parse_args()
+    voices = args.voices.split(",")
+    speeds = [int(s) for s in args.speeds.split(",")]
+    print(
+        json.dumps(
+            {
+                "recognition": recognition(voices, speeds),
+                "barge_in": [barge_in(voices, echo) for echo in (0.0, 0.1, 0.3)],
+                "loop_cost": loop_cost(),
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
