@@ -18,17 +18,14 @@ uses. Prints JSON; a benchmark, not a test.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import statistics
-import subprocess
 import time
-import wave
 
 import numpy as np
 
 from ankita.companion._live import BLOCK, Engines, LiveSession, Vad, VirtualAudio, stop_latency
-from ankita.companion._speech import RATE, Recognizer, StopSpotter, resample, synthesize, to_pcm
+from ankita.companion._speech import RATE, Recognizer, StopSpotter, synthesize, to_pcm
 from ankita.companion._voice import Voice
 
 COMMANDS = [
@@ -50,11 +47,7 @@ REPLY = (
 
 
 def said(text: str, voice: str, speed: int) -> np.ndarray:
-    args = ["espeak-ng", "-v", voice, *(["-s", str(speed)] if speed else []), "--stdout", text]
-    out = subprocess.run(args, check=True, capture_output=True).stdout
-    with wave.open(io.BytesIO(out)) as w:
-        rate, pcm = w.getframerate(), w.readframes(w.getnframes())
-    return resample(np.frombuffer(pcm, dtype="<i2"), rate)
+    return synthesize(text, voice, speed or None)  # 0: the voice's own speed
 
 
 def errors(reference: str, hypothesis: str) -> int:

@@ -93,14 +93,7 @@ def test_a_hung_voice_process_is_restarted_while_a_chat_turn_completes(tmp_path)
     fake.stop()
 
 
-def test_a_voice_session_from_audio_files(tmp_path, monkeypatch):
-    fake = FakeModel()
-    for name, value in {
-        "ANKITA_CHAT_URL": fake.url("ollama"),
-        "ANKITA_CHAT_MODEL": "fake",
-        "ANKITA_CHAT_DB": tmp_path / "chat.db",
-    }.items():
-        monkeypatch.setenv(name, str(value))
+def test_a_voice_session_from_audio_files(tmp_path, chat_model):
     files = [
         say(tmp_path, "wake", "ankita"),
         say(tmp_path, "command", "tell me a story"),
@@ -142,4 +135,3 @@ def test_a_voice_session_from_audio_files(tmp_path, monkeypatch):
         "Say Ankita first (state: standby)",
     ]
     assert len(list((tmp_path / "out").glob("reply-*.wav"))) == 2
-    fake.stop()

@@ -2,10 +2,8 @@
 sound device drives, through the real recogniser, stop-word spotter and synthesiser; and wake
 word plus command said in one breath."""
 
-import io
 import os
 import shutil
-import subprocess
 import wave
 
 import numpy as np
@@ -18,12 +16,11 @@ from ankita.companion._speech import (
     RATE,
     Recognizer,
     StopSpotter,
-    resample,
     synthesize,
     to_pcm,
 )
 from ankita.companion._voice import Voice, VoiceSettings
-from fakemodel import FakeModel, Say
+from fakemodel import Say
 
 if shutil.which("espeak-ng") is None:
     if os.environ.get("CI"):
@@ -48,12 +45,9 @@ STORY = (
 )
 
 
-def said(text, voice="en-us", speed=None):
-    """What a user saying `text` sounds like: espeak-ng at its own default speed unless given."""
-    args = ["espeak-ng", "-v", voice, *(["-s", str(speed)] if speed else []), "--stdout", text]
-    with wave.open(io.BytesIO(subprocess.run(args, check=True, capture_output=True).stdout)) as w:
-        rate, pcm = w.getframerate(), w.readframes(w.getnframes())
-    return resample(np.frombuffer(pcm, dtype="<i2"), rate)
+def said(text, voice="en-us"):
+    """What a user saying `text` sounds like: espeak-ng at the voice's own default speed."""
+    return synthesize(text, voice, speed=None)
 
 
 def track(*parts):
@@ -132,16 +126,9 @@ def test_the_follow_up_window_counts_from_where_speech_began():
 
 
 @pytest.fixture
-def story_model(tmp_path, monkeypatch):
-    fake = FakeModel(brain=lambda body: Say(STORY))
-    for name, value in {
-        "ANKITA_CHAT_URL": fake.url("ollama"),
-        "ANKITA_CHAT_MODEL": "fake",
-        "ANKITA_CHAT_DB": tmp_path / "chat.db",
-    }.items():
-        monkeypatch.setenv(name, str(value))
-    yield fake
-    fake.stop()
+def story_model(chat_model):
+    chat_model.brain = lambda body: Say(STORY)
+    return chat_model
 
 
 def questions_asked(fake):

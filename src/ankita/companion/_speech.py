@@ -270,12 +270,12 @@ class StopSpotter:
         self._decoder.start_utt()
 
 
-def _espeak(text: str, *args: str) -> bytes:
+def _espeak(text: str, *args: str, voice: str = "en-us", speed: int | None = 150) -> bytes:
     binary = shutil.which("espeak-ng") or shutil.which("espeak")
     if binary is None:
         raise InvalidInput("speaking needs espeak-ng (apt-get install espeak-ng)")
     done = subprocess.run(
-        [binary, "-v", "en-us", "-s", "150", *args, text],
+        [binary, "-v", voice, *(["-s", str(speed)] if speed else []), *args, text],
         check=True,
         capture_output=True,
         timeout=60,
@@ -290,8 +290,9 @@ def speak_to_file(text: str, path: str | Path) -> Path:
     return target
 
 
-def synthesize(text: str) -> Any:
-    """Speech as float samples at 16 kHz, for a live loop to play."""
-    with wave.open(io.BytesIO(_espeak(text, "--stdout"))) as w:
+def synthesize(text: str, voice: str = "en-us", speed: int | None = 150) -> Any:
+    """Speech as float samples at 16 kHz, for a live loop to play (speed None: the voice's own,
+    as the tests and benchmarks make a user's speech)."""
+    with wave.open(io.BytesIO(_espeak(text, "--stdout", voice=voice, speed=speed))) as w:
         pcm, rate = _read(w)
     return resample(_np().frombuffer(pcm, dtype="<i2"), rate)
