@@ -3,14 +3,15 @@ by espeak-ng in several voices and speeds; everything runs through the code `ank
 uses. Prints JSON; a benchmark, not a test.
 
     python benchmarks/voice.py [--voices en,en-us,...] [--speeds 0,140,210]
+        [--parts recognition,barge-in,loop]
 
 - recognition: wake word + command in one breath, with the commands as phrases (the grammar:
   exact utterances) and without (free dictation: wake word spotted, word error rate of the
   command); false wakes on the commands said alone;
-- barge-in: a 7 s reply, the user says a stop word 1.5 s into it, on a virtual microphone; the
-  time from the stop word's last sound to the block where the speaker falls silent. With echo,
-  the reply is mixed back into the microphone at that level: false stops counted on replies
-  where nobody spoke;
+- barge-in: a 7 s reply, the user says a stop word 1.5 s into it, on a virtual microphone (each
+  voice and speed); how often each word is found, and the time from its last sound to the block
+  where the speaker falls silent. False stops: the user says a command instead of a stop word,
+  and, with echo (the reply mixed back into the microphone at that level), nobody speaks;
 - loop cost: wall time of one 20 ms block, listening and while speaking, beside the 20 ms it
   stands for.
 """
@@ -40,6 +41,7 @@ COMMANDS = [
     "turn off the lights",
     "call my sister",
 ]
+STOP_WORDS = ("stop", "cancel")
 REPLY = (
     "Once upon a time there was a little fox who lived in the forest and loved to explore "
     "the hills every morning, looking for berries."
@@ -89,32 +91,51 @@ def recognition(voices: list[str], speeds: list[int]) -> list[dict[str, object]]
     return rows
 
 
-def barge_in(voices: list[str], echo: float) -> dict[str, object]:
+def barge_in(voices: list[str], speeds: list[int], echo: float) -> dict[str, object]:
     reply = synthesize(REPLY)
-    latencies, missed, false_stops = [], 0, 0
+    found = {word: 0 for word in STOP_WORDS}
+    latencies, tried, false_stops, other_stops = [], 0, 0, 0
     for voice in voices:
-        for word in ("stop", "cancel"):
-            spoken = said(word, voice, 0)
-            loud = np.nonzero(np.abs(spoken) > 300)[0]
-            start = int(1.5 * RATE)  # the reply starts at 0 (played as it begins)
-            track = np.zeros(len(reply) + 2 * RATE)
-            track[start : start + len(spoken)] += spoken
-            events = _speak_over(track, reply, echo)
-            latency = stop_latency(events, (start + loud[-1]) / RATE)
-            if latency is None:
-                missed += 1
-            else:
-                latencies.append(latency)
+        for speed in speeds:
+            for word in STOP_WORDS:
+                tried += 1
+                spoken = said(word, voice, speed)
+                loud = np.nonzero(np.abs(spoken) > 300)[0]
+                start = int(1.5 * RATE)  # the reply starts at 0 (played as it begins)
+                track = np.zeros(len(reply) + 2 * RATE)
+                track[start : start + len(spoken)] += spoken
+                events = _speak_over(track, reply, echo)
+                latency = stop_latency(events, (start + loud[-1]) / RATE)
+                if latency is not None:
+                    found[word] += 1
+                    latencies.append(latency)
         # Nobody speaks: any stop is false (the reply's own echo).
         events = _speak_over(np.zeros(len(reply) + RATE), reply, echo)
-        false_stops += any(kind == "speech cancelled" for _, kind, _ in events)
+        false_stops += _stopped(events)
+        if echo == 0.0:
+            # The user says something else over the reply: a stop is false too.
+            for command in COMMANDS:
+                spoken = said(command, voice, 0)
+                track = np.zeros(len(reply) + 3 * RATE)
+                track[int(1.5 * RATE) : int(1.5 * RATE) + len(spoken)] += spoken
+                other_stops += _stopped(_speak_over(track, reply, echo))
+    each = tried // len(STOP_WORDS)
     return {
         "echo": echo,
-        "stops_found": f"{len(latencies)}/{len(latencies) + missed}",
+        **{f"{word}_found": f"{n}/{each}" for word, n in found.items()},
         "stop_to_silence_ms_mean": round(1000 * statistics.mean(latencies)) if latencies else None,
         "stop_to_silence_ms_max": round(1000 * max(latencies)) if latencies else None,
-        "false_stops": f"{false_stops}/{len(voices)}",
+        "false_stops_on_echo": f"{false_stops}/{len(voices)}",
+        **(
+            {"false_stops_on_other_speech": f"{other_stops}/{len(voices) * len(COMMANDS)}"}
+            if echo == 0.0
+            else {}
+        ),
     }
+
+
+def _stopped(events: list) -> bool:
+    return any(kind == "speech cancelled" for _, kind, _ in events)
 
 
 def _speak_over(track: np.ndarray, reply: np.ndarray, echo: float) -> list:
@@ -151,23 +172,28 @@ def loop_cost() -> dict[str, float]:
     }
 
 
+PARTS = ("recognition", "barge-in", "loop")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--voices", default="en,en-us,en-gb-x-rp,en-us+f3,en-us+m3")
     parser.add_argument("--speeds", default="0,140,210", help="words a minute; 0: the voice's own")
+    parser.add_argument("--parts", default=",".join(PARTS), help="which measurements to run")
     args = parser.parse_args()
     voices = args.voices.split(",")
     speeds = [int(s) for s in args.speeds.split(",")]
-    print(
-        json.dumps(
-            {
-                "recognition": recognition(voices, speeds),
-                "barge_in": [barge_in(voices, echo) for echo in (0.0, 0.1, 0.3)],
-                "loop_cost": loop_cost(),
-            },
-            indent=2,
-        )
-    )
+    parts = args.parts.split(",")
+    if unknown := set(parts) - set(PARTS):
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))} (known: {', '.join(PARTS)})")
+    report: dict[str, object] = {}
+    if "recognition" in parts:
+        report["recognition"] = recognition(voices, speeds)
+    if "barge-in" in parts:
+        report["barge_in"] = [barge_in(voices, speeds, echo) for echo in (0.0, 0.1, 0.3)]
+    if "loop" in parts:
+        report["loop_cost"] = loop_cost()
+    print(json.dumps(report, indent=2))
 
 
 if __name__ == "__main__":

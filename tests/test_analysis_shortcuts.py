@@ -4,12 +4,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ankita.analysis._disagree import (
-    _CHANGE_PHRASES,
-    CHANGE_OF_STATE,
-    NARROW,
-    STOP_WORDS,
+from ankita.analysis._change import (
     change_words,
+)
+from ankita.analysis._cues import (
+    CHANGE_OF_STATE,
+    CHANGE_PHRASES,
+)
+from ankita.analysis._lexicon import (
+    NEGATIONS,
+    STOP_WORDS,
+)
+from ankita.analysis._slots import (
+    NARROW,
     check_value,
     frame_sequence,
     share_a_slot,
@@ -18,7 +25,6 @@ from ankita.analysis._disagree import (
     value_slot_keys,
     value_spans,
 )
-from ankita.analysis._lexicon import NEGATIONS
 from ankita.analysis._text import (
     _ONE_PRONOUN_BEFORE,
     _ORDINAL,
@@ -28,7 +34,9 @@ from ankita.analysis._text import (
     stem,
     tokens,
 )
-from ankita.search._index import lookup_for
+from ankita.search._index import (
+    lookup_for,
+)
 
 # Few words, so that random texts often share a start, an end, or all of it.
 WORDS = [
@@ -159,7 +167,7 @@ def test_change_phrases_are_found_as_before(text):
     toks = tokens(text)
     found = {w for w in toks if w in CHANGE_OF_STATE} | {
         " ".join(p)
-        for p in _CHANGE_PHRASES
+        for p in CHANGE_PHRASES
         if any(toks[i : i + len(p)] == p for i in range(len(toks) - len(p) + 1))
     }
     if not NEGATIONS & set(toks):

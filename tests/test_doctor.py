@@ -7,7 +7,9 @@ from click.testing import CliRunner
 
 from ankita import Memory
 from ankita.cli import cli
-from ankita.search._index import ANALYZER_VERSION
+from ankita.search._index import (
+    ANALYZER_VERSION,
+)
 
 
 def healthy_store(path):

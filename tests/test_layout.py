@@ -53,18 +53,13 @@ ALLOWED = {
 }
 # Known, and to be removed: the store still computes a fact's index terms (issue 36, step 2).
 EXCEPTIONS = {
-    ("ankita.store._sql", "ankita.search._index"),
+    ("ankita.store._sqlterms", "ankita.search._index"),
     ("ankita.store._sqlite", "ankita.search._index"),
     ("ankita.ops._doctor", "ankita.search._index"),
 }
 # No module over 500 lines; these were over it when the rule came, and may only shrink.
 OVER_500 = {
-    "analysis/_disagree.py": 1289,
-    "_memory.py": 941,
-    "store/_sql.py": 844,
-    "companion/_cli.py": 511,
     "server/_server.py": 663,
-    "search/_index.py": 556,
     "companion/_channels.py": 538,
     "cli/_store.py": 533,
     "companion/_scheduler.py": 531,
@@ -85,7 +80,14 @@ def part_of(module: str) -> str:
         return "base"
     if top in ("analysis", "search", "store", "embed", "ops", "server", "dev", "companion", "cli"):
         return top
-    return {"_memory": "engine", "tools": "tools", "_console": "console", "__main__": "main"}[top]
+    return {
+        "_memory": "engine",
+        "_write": "engine",
+        "_bulk": "engine",
+        "tools": "tools",
+        "_console": "console",
+        "__main__": "main",
+    }[top]
 
 
 def imports() -> dict[str, set[str]]:

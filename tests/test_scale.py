@@ -24,7 +24,9 @@ from ankita.dev._bench import (
     import_bound,
     run_size,
 )
-from ankita.search._index import index_terms
+from ankita.search._index import (
+    index_terms,
+)
 from conftest import fresh_schema
 from factgen import facts
 from test_write import Letters

@@ -1,10 +1,10 @@
-"""The index's questions are answered as their definition says (`_index.TermQuery`).
+"""The index's questions are answered as their definition says (`_query.TermQuery`).
 
 Random postings go into a real store; random questions are answered through the store's few
 statements and the query's counting, by the in-memory copy of the postings (`_terms`) loaded
 afresh and caught up from the change log, and by reading the definition of `Ask` and
 `Question` against every posting. Words are drawn from two letters, so that many are prefixes
-of others, and are often longer than a run (`_index.RUN`).
+of others, and are often longer than a run (`_ask.RUN`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ankita.analysis._disagree import NARROW
-from ankita.search._index import RUN, Ask, Group, Question, TermQuery, _group
+from ankita.analysis._slots import (
+    NARROW,
+)
+from ankita.search._index import (
+    _group,
+)
+from ankita.search._query import (
+    Question,
+    TermQuery,
+)
 from ankita.search._terms import TermIndex
+from ankita.store._ask import (
+    RUN,
+    Ask,
+    Group,
+)
 from ankita.store._postgres import PostgresStore
 from ankita.store._sqlite import SQLiteStore
 from conftest import fresh_schema

@@ -10,7 +10,9 @@ import pytest
 
 from ankita import InvalidInput, Memory
 from ankita.search._candidates import LOAD_AFTER
-from ankita.search._index import index_terms
+from ankita.search._index import (
+    index_terms,
+)
 from ankita.search._terms import TermIndex
 
 

@@ -18,8 +18,10 @@ from ankita._errors import (
 )
 from ankita._memory import Memory
 from ankita._models import NOTICE, Conflict, Event, Fact, Recall, RecalledFact, WriteResult
+from ankita.analysis._cues import (
+    Finding,
+)
 from ankita.analysis._decision import Comparison
-from ankita.analysis._disagree import Finding
 from ankita.embed._embedders import Embedder, register
 
 __version__ = "0.1.0"

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import gc
-import secrets
-import struct
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ankita._bulk import IMPORT_BATCH, embed_missing, write_batches
 from ankita._config import Settings, default_db_path
-from ankita._errors import EmbedderError, InvalidInput, JudgeError, NotFound, UndoError
+from ankita._errors import InvalidInput, NotFound, UndoError
 from ankita._models import Conflict, Event, Fact, Recall, WriteResult
 from ankita._validate import (
     check_import_row,
@@ -26,10 +21,10 @@ from ankita._validate import (
     validate_text,
     validate_user,
 )
-from ankita.analysis._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
+from ankita._write import NewFact, Writer, now_iso
+from ankita.analysis._decision import MERGE, Comparison, compare_texts, judge_asks, judged
 from ankita.analysis._plain import flagged_pair, older_newer
-from ankita.analysis._similarity import cosine, match_words
-from ankita.analysis._text import content_words, sentences
+from ankita.analysis._similarity import cosine
 from ankita.embed._embedders import Embedder, resolve_embedder
 from ankita.embed._judge import ContradictionJudge, resolve_judge
 from ankita.ops import _doctor, _dump
@@ -38,58 +33,16 @@ from ankita.search._candidates import MODES as CANDIDATE_MODES
 from ankita.search._candidates import CandidateSearch
 from ankita.store import _history
 from ankita.store._open import open_store
-from ankita.store._sql import FACT_ORDERS, SQLStore
+from ankita.store._sql import SQLStore
+from ankita.store._sqlbase import (
+    FACT_ORDERS,
+)
 
 # `Memory.list` shadows the builtin inside the class body, so annotations use these aliases.
 Facts = list[Fact]
 Events = list[Event]
 Conflicts = list[Conflict]
 Rows = list[dict[str, Any]]
-IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction
-
-
-@contextmanager
-def _collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for one import batch, then back as it was."""
-    # A batch leaves thousands of analysed texts in the text caches; a collection every few
-    # hundred of them would traverse every cached entry again (docs/scale.md, round 13).
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _now(clock: Callable[[], datetime]) -> str:
-    return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
-
-
-def _pack(vector: Sequence[float]) -> bytes:
-    return struct.pack(f"<{len(vector)}f", *vector)
-
-
-def _array(vector: Sequence[float]) -> Any:
-    """A fresh vector as a float64 array, exactly as given."""
-    import numpy as np
-
-    return np.asarray(vector, dtype=np.float64)
-
-
-def _stored(blob: bytes) -> Any:
-    """A stored vector as a float32 array, without a Python float per component."""
-    import numpy as np
-
-    return np.frombuffer(blob, dtype="<f4")
-
-
-def _cosine_with(probes: Sequence[Any], blob: bytes) -> float:
-    """A stored fact's cosine with a write: the text as a whole, or one of its sentences, the
-    closer one counting. Both the decision and the judge's ranking read it here, so the two
-    candidate searches see one number for a pair."""
-    stored = _stored(blob)
-    return max(cosine(p, stored) for p in probes)
 
 
 class Memory:
@@ -137,6 +90,16 @@ class Memory:
         self._search = CandidateSearch(self.user, self.settings, candidate_search)
         self.store = open_store(self.path)
         self.path = self.store.path  # a database URL without its password
+        # The clock is read through this memory: a caller may replace it after opening.
+        self._writer = Writer(
+            self.user,
+            self.settings,
+            self.store,
+            self._search,
+            self.embedder,
+            self.judge,
+            lambda: self.clock(),
+        )
 
     def close(self) -> None:
         self.store.close()
@@ -152,43 +115,15 @@ class Memory:
 
     # -- the write ------------------------------------------------------------------------
 
-    def _embed(self, text: str) -> tuple[list[float] | None, list[list[float]], str | None]:
-        """(vector, its sentences' vectors, None) or (None, [], why): a failing provider never
-        blocks a write. A text of several sentences (a chat turn) also gets one vector per
-        sentence, so a fact restated in one of them is not diluted by the rest."""
-        if self.embedder is None:
-            return None, [], None
-        try:
-            vectors = self.embedder.embed_checked([text, *sentences(text)])
-        except EmbedderError as exc:
-            return None, [], str(exc)
-        return vectors[0], vectors[1:], None
-
-    def _dimension_error(self, model: str, vectors: Sequence[list[float]]) -> str | None:
-        """Why these vectors cannot be stored, if a provider changed its dimension under the
-        same model id; else None."""
-        known = self.store.vector_dim(model)
-        for vector in vectors:
-            if known is not None and len(vector) != known:
-                return (
-                    f"{model}: {len(vector)} dimensions, but this store holds {known} "
-                    "for that model"
-                )
-        return None
-
-    def _new_id(self) -> str:
-        while True:
-            fact_id = secrets.token_hex(8)
-            if not self.store.id_exists(fact_id):
-                return fact_id
-
     def remember(
         self, text: str, kind: str = "fact", pinned: bool = False, source: str | None = None
     ) -> WriteResult:
         """Compare `text` with what is stored, then merge, flag a conflict, or create."""
         text, kind = self._check_write(text, kind, pinned, source)
-        vector, parts, embedding_error = self._embed(text)
-        return self._remember(text, kind, pinned, source, vector, embedding_error, parts)
+        vector, parts, embedding_error = self._writer.embed(text)
+        return self._writer.write(
+            NewFact(text, kind, pinned, source, vector, parts, embedding_error)
+        )
 
     @staticmethod
     def _check_write(text: object, kind: object, pinned: object, source: object) -> tuple[str, str]:
@@ -230,364 +165,7 @@ class Memory:
             for r in rows
         ]
         batches = [checked[at : at + batch_size] for at in range(0, len(checked), batch_size)]
-        return self._write_batches(batches, len(checked), progress)
-
-    def _write_batches(
-        self,
-        batches: list[list[tuple[str, str, bool, str | None]]],
-        total: int,
-        progress: Callable[[int, int], None] | None,
-    ) -> Iterator[WriteResult]:
-        done = 0
-        model = self.embedder.model_id if self.embedder is not None else None
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = pool.submit(self._embed_rows, batches[0]) if batches else None
-            for number, batch in enumerate(batches):
-                assert ahead is not None
-                vectors, parts, error = ahead.result()
-                # The next batch is embedded while this one is written: the model or the network
-                # call releases the GIL, and a vector does not depend on the store.
-                ahead = (
-                    pool.submit(self._embed_rows, batches[number + 1])
-                    if number + 1 < len(batches)
-                    else None
-                )
-                results = []
-                with _collection_paused(), self.store.transaction(self.user):
-                    if model:
-                        # Scored several at a time in one pass over the vectors held in memory.
-                        self._search.plan(
-                            self.store,
-                            model,
-                            [[v, *x] for v, x in zip(vectors, parts, strict=True) if v is not None],
-                        )
-                    try:
-                        for (text, kind, pinned, source), vector, extra in zip(
-                            batch, vectors, parts, strict=True
-                        ):
-                            results.append(
-                                self._remember(text, kind, pinned, source, vector, error, extra)
-                            )
-                    finally:
-                        if model:
-                            self._search.plan(self.store, model, [])
-                done += len(results)
-                if progress is not None:
-                    progress(done, total)
-                # Yielded after the commit: a caller that stops early leaves no transaction open.
-                yield from results
-
-    def _embed_rows(
-        self, batch: Sequence[tuple[str, str, bool, str | None]]
-    ) -> tuple[list[list[float] | None], list[list[list[float]]], str | None]:
-        """(vector of each text, its sentences' vectors, the embedder's error) for one batch,
-        in one call: each text, then its sentences (where it has several)."""
-        vectors: list[list[float] | None] = [None] * len(batch)
-        parts: list[list[list[float]]] = [[] for _ in batch]
-        if self.embedder is None:
-            return vectors, parts, None
-        spans = [[t, *sentences(t)] for t, *_ in batch]
-        try:
-            flat = self.embedder.embed_checked([x for span in spans for x in span])
-        except EmbedderError as exc:
-            return vectors, parts, str(exc)
-        at = 0
-        for i, span in enumerate(spans):
-            vectors[i], parts[i] = flat[at], flat[at + 1 : at + len(span)]
-            at += len(span)
-        return vectors, parts, None
-
-    def _remember(
-        self,
-        text: str,
-        kind: str,
-        pinned: bool,
-        source: str | None,
-        vector: list[float] | None,
-        embedding_error: str | None,
-        parts: Sequence[list[float]] = (),
-    ) -> WriteResult:
-        model = self.embedder.model_id if self.embedder is not None else None
-        if vector is not None and model:
-            wrong = self._dimension_error(model, [vector, *parts])
-            if wrong is not None:
-                embedding_error, vector = wrong, None
-        probes = [vector, *parts] if vector is not None else []
-        op, at = uuid.uuid4().hex, _now(self.clock)
-        judge_error: str | None = None
-        with self.store.transaction(self.user) as store:
-            stored = self._search.candidates(store, text, kind, probes, model)
-            vectors = (
-                store.vectors_of([f.id for f in stored], model)
-                if vector is not None and model
-                else {}
-            )
-            scored: list[tuple[Comparison, Fact]] = []
-            arrays = [_array(p) for p in probes]  # converted once, not per candidate
-            for fact in stored:
-                blob = vectors.get(fact.id)
-                cos = _cosine_with(arrays, blob) if arrays and blob else None
-                scored.append(
-                    (
-                        compare_texts(text, kind, fact.text, fact.kind, self.settings, cos, model),
-                        fact,
-                    )
-                )
-            merges = [(c, f) for c, f in scored if c.action == MERGE]
-            if merges:
-                # Of equal scores, the fact stored first: ids are random, creation is not.
-                best = min(merges, key=lambda cf: (-cf[0].score, cf[1].created_at, cf[1].id))
-                result = self._merge(store, op, at, text, pinned, source, *best, vector, model)
-            else:
-                # Superseded facts are history: a new fact is not flagged against them.
-                flagged = [
-                    (c, f) for c, f in scored if c.action == CONFLICT and f.status == "active"
-                ]
-                if self.judge is not None and arrays and model:
-                    found, judge_error = self._judged(store, text, kind, probes, arrays, model)
-                    flagged += found
-                # The closest few only: a question about dozens of facts is no question, and
-                # a templated import would otherwise link every line to every other.
-                # Ties go to the newest fact (what the user said last), then the id.
-                flagged = sorted(flagged, key=lambda cf: (cf[1].created_at, cf[1].id), reverse=True)
-                flagged = sorted(flagged, key=lambda cf: (-cf[0].frame_score, -cf[0].score))[
-                    : self.settings.max_conflicts
-                ]
-                result = self._create(
-                    store, op, at, text, kind, pinned, source, flagged, scored, vector, model
-                )
-        if judge_error is not None:
-            result = replace(
-                result,
-                reason=f"{result.reason}; the contradiction judge failed "
-                f"({judge_error}), so the rules alone decided",
-            )
-        if embedding_error is None:
-            return result
-        return replace(
-            result,
-            embedding_error=embedding_error,
-            reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
-            "scores are lexical and `ankita reindex` will embed it later",
-        )
-
-    def _judged(
-        self,
-        store: SQLStore,
-        text: str,
-        kind: str,
-        probes: Sequence[list[float]],
-        arrays: Sequence[Any],
-        model: str,
-    ) -> tuple[list[tuple[Comparison, Fact]], str | None]:
-        """The facts closest in meaning that the rules left apart, flagged where the
-        contradiction judge reads a contradiction (docs/decisions.md); and its error, if any."""
-        assert self.judge is not None
-        count = self.settings.judge_candidates
-        related = self._search.related(store, kind, probes, model, count)
-        blobs = store.vectors_of([f.id for f in related], model)
-        # The exact cosine ranks them, ties by id: the same few in both candidate searches.
-        near = sorted(
-            ((_cosine_with(arrays, blobs[f.id]), f) for f in related if f.id in blobs),
-            key=lambda cf: (-cf[0], cf[1].id),
-        )
-        asked = []
-        for cos, fact in near[:count]:
-            # The whole analysis (as `compare` runs it): whether the judge reads a pair depends
-            # on findings that the write's shortcut may have skipped; the action is the same.
-            comparison = compare_texts(
-                text, kind, fact.text, fact.kind, self.settings, cos, model, analyse_all=True
-            )
-            if judge_asks(comparison, self.settings):
-                asked.append((comparison, fact))
-        if not asked:
-            return [], None
-        try:
-            probabilities = self.judge.contradiction([(f.text, text) for _, f in asked])
-        except JudgeError as exc:
-            return [], str(exc)
-        read = [
-            (judged(c, p, self.settings), f) for (c, f), p in zip(asked, probabilities, strict=True)
-        ]
-        return [(c, f) for c, f in read if c.action == CONFLICT], None
-
-    def _create(
-        self,
-        store: SQLStore,
-        op: str,
-        at: str,
-        text: str,
-        kind: str,
-        pinned: bool,
-        source: str | None,
-        flagged: list[tuple[Comparison, Fact]],
-        scored: list[tuple[Comparison, Fact]],
-        vector: list[float] | None,
-        model: str | None,
-    ) -> WriteResult:
-        fact_id = self._new_id()
-        links = tuple(sorted(other.id for _, other in flagged))
-        # The fact as stored, links included: nothing else writes it inside this transaction.
-        fact = Fact(
-            id=fact_id,
-            text=text,
-            kind=kind,
-            user=self.user,
-            pinned=pinned,
-            status="active",
-            source=source,
-            created_at=at,
-            updated_at=at,
-            last_confirmed_at=at,
-            mentions=1,
-            conflicts_with=links,
-        )
-        store.insert_fact(fact)
-        if vector is not None and model:
-            store.put_vector(fact_id, model, _pack(vector), len(vector))
-        best: Comparison | None
-        if flagged:
-            best = max(flagged, key=lambda cf: cf[0].score)[0]
-            action, reason = "conflict", best.reason
-        else:
-            best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
-            action = "created"
-            reason = best.reason if best else "no stored fact is close enough to compare with"
-        event_id = store.add_event(
-            self.user,
-            op,
-            "create",
-            fact_id,
-            None,
-            at,
-            {"text": text, "kind": kind, "pinned": pinned, "source": source, "reason": reason},
-        )
-        for comparison, other in flagged:
-            store.add_link(self.user, fact_id, other.id, at)
-            store.add_event(
-                self.user,
-                op,
-                "link",
-                fact_id,
-                other.id,
-                at,
-                {
-                    "score": comparison.score,
-                    "method": comparison.method,
-                    "reason": comparison.reason,
-                },
-            )
-        return WriteResult(
-            action=action,
-            fact=fact,
-            merged_into=None,
-            conflicts_with=links,
-            score=best.score if best else 0.0,
-            method=best.method if best else "lexical",
-            reason=reason,
-            event_id=event_id,
-        )
-
-    def _merge(
-        self,
-        store: SQLStore,
-        op: str,
-        at: str,
-        text: str,
-        pinned: bool,
-        source: str | None,
-        comparison: Comparison,
-        fact: Fact,
-        vector: list[float] | None,
-        model: str | None,
-    ) -> WriteResult:
-        old_words = content_words(fact.text)
-
-        def says_more(phrasing: str) -> bool:
-            words = content_words(phrasing)
-            return len(words) > len(old_words) and len(match_words(old_words, words)) == len(
-                old_words
-            )
-
-        # The text grows only when the new phrasing says everything the old one did, and more,
-        # within one sentence: of a chat turn, only the sentence that restates the fact is kept.
-        grown = next((p for p in (sentences(text) or (text,)) if says_more(p)), None)
-        event_id = store.add_event(
-            self.user,
-            op,
-            "merge",
-            fact.id,
-            None,
-            at,
-            {
-                "phrasing": text,
-                "source": source,
-                "score": comparison.score,
-                "method": comparison.method,
-                "reason": comparison.reason,
-                "confirmed_before": fact.last_confirmed_at,
-                "updated_before": fact.updated_at,
-                "confirmed_after": at,
-            },
-        )
-        store.update_fact(fact.id, mentions=fact.mentions + 1, last_confirmed_at=at, updated_at=at)
-        if grown is not None:
-            store.update_fact(fact.id, text=grown)
-            store.add_event(
-                self.user,
-                op,
-                "text_change",
-                fact.id,
-                None,
-                at,
-                {"before": fact.text, "after": grown},
-            )
-            # Changing the text dropped its vectors; the new phrasing's vector fits only if it
-            # is the whole new text.
-            if vector is not None and model and grown == text:
-                store.put_vector(fact.id, model, _pack(vector), len(vector))
-        if pinned and not fact.pinned:
-            store.update_fact(fact.id, pinned=True)
-            store.add_event(self.user, op, "pin", fact.id, None, at, {})
-        reason = comparison.reason
-        if fact.status == "superseded":
-            # The user changed their mind back: active again, and the store asks once more.
-            store.update_fact(fact.id, status="active")
-            store.add_event(self.user, op, "reactivate", fact.id, None, at, {})
-            for other in self._replacements(store, fact.id):
-                if store.add_link(self.user, fact.id, other, at):
-                    store.add_event(
-                        self.user,
-                        op,
-                        "link",
-                        fact.id,
-                        other,
-                        at,
-                        {"reason": "reactivated fact conflicts with its replacement"},
-                    )
-            reason += "; it had been superseded, so it is active again and flagged"
-        merged = store.get_fact(self.user, fact.id)
-        assert merged is not None
-        return WriteResult(
-            action="merged",
-            fact=merged,
-            merged_into=fact.id,
-            conflicts_with=merged.conflicts_with,
-            score=comparison.score,
-            method=comparison.method,
-            reason=reason,
-            event_id=event_id,
-        )
-
-    def _replacements(self, store: SQLStore, fact_id: str) -> list[str]:
-        """Active facts that were kept over `fact_id` by a resolve not since undone."""
-        out = []
-        for event in store.events_for(self.user, fact_id):
-            if event.type == "resolve" and event.fact_id == fact_id and event.undone_by is None:
-                keep = store.get_fact(self.user, event.other_id or "")
-                if keep is not None and keep.status == "active" and keep.id not in out:
-                    out.append(keep.id)
-        return out
+        return write_batches(self._writer, batches, len(checked), progress)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -728,7 +306,7 @@ class Memory:
         kind_list = [validate_kind(k) for k in kinds] if kinds else None
         semantic = None
         if self.embedder is not None and query.strip():
-            vector = self._embed(query)[0]
+            vector = self._writer.embed(query)[0]
             if vector is not None:
                 model = self.embedder.model_id
                 semantic = (
@@ -742,8 +320,8 @@ class Memory:
     def compare(self, a: str, b: str, kind: str = "fact") -> Comparison:
         """What remembering `b` after `a` would do, without writing anything."""
         a, b, kind = validate_text(a), validate_text(b), validate_kind(kind)
-        va = self._embed(a)[0]
-        vb, parts, _ = self._embed(b)
+        va = self._writer.embed(a)[0]
+        vb, parts, _ = self._writer.embed(b)
         # As a write would: b as a whole or one of its sentences, against a's stored vector.
         cos = (
             max(cosine(p, va) for p in (vb, *parts)) if va is not None and vb is not None else None
@@ -776,7 +354,7 @@ class Memory:
     # -- changes --------------------------------------------------------------------------
 
     def _op(self) -> tuple[str, str]:
-        return uuid.uuid4().hex, _now(self.clock)
+        return uuid.uuid4().hex, now_iso(self.clock)
 
     def forget(self, fact_id: str) -> Fact:
         """Remove a fact at the user's request; its id leaves every partner's list."""
@@ -886,36 +464,7 @@ class Memory:
             raise InvalidInput("no embedder is configured; choose one with --embedder")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidInput("batch_size must be a positive whole number")
-        model = self.embedder.model_id
-        todo = self.store.facts_without_vector(self.user, model)
-        done = failed = 0
-        errors: list[str] = []
-        for start in range(0, len(todo), batch_size):
-            batch = todo[start : start + batch_size]
-            try:
-                vectors = self.embedder.embed_checked([text for _, text in batch])
-                wrong = self._dimension_error(model, vectors)
-                if wrong is not None:
-                    raise EmbedderError(wrong)
-            except EmbedderError as exc:
-                failed += len(batch)
-                errors.append(str(exc))
-            else:
-                with self.store.transaction(self.user) as store:
-                    for (fact_id, text), vector in zip(batch, vectors, strict=True):
-                        current = store.get_fact(self.user, fact_id)
-                        if current is not None and current.text == text:
-                            store.put_vector(fact_id, model, _pack(vector), len(vector))
-                            done += 1
-            if progress is not None:
-                progress(min(start + batch_size, len(todo)), len(todo))
-        return {
-            "model": model,
-            "missing": len(todo),
-            "embedded": done,
-            "failed": failed,
-            "errors": errors[:5],
-        }
+        return embed_missing(self._writer, batch_size, progress)
 
     def doctor(self, repair: bool = False) -> dict[str, Any]:
         """Check the whole store (every user); with `repair`, fix only what is safe to fix

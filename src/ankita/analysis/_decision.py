@@ -7,22 +7,21 @@ from dataclasses import dataclass, replace
 
 from ankita._config import Settings
 from ankita.analysis._attributes import attribute_keys
-from ankita.analysis._disagree import (
+from ankita.analysis._change import (
+    only_ends,
+)
+from ankita.analysis._cues import (
     CLAIM_WORDS,
     Finding,
-    clause_pairs,
     core_size,
+)
+from ankita.analysis._disagree import (
+    clause_pairs,
     disagreements,
     frame_words,
     has_opposite_pair,
     may_conflict,
-    named_subjects_differ,
-    only_ends,
-    other_subjects,
     polar_cue,
-    share_a_slot,
-    subject,
-    subjects_differ,
 )
 from ankita.analysis._language import language, reads
 from ankita.analysis._similarity import (
@@ -33,6 +32,15 @@ from ankita.analysis._similarity import (
     lexical_score,
     match_words,
     score_words,
+)
+from ankita.analysis._slots import (
+    share_a_slot,
+)
+from ankita.analysis._subjects import (
+    named_subjects_differ,
+    other_subjects,
+    subject,
+    subjects_differ,
 )
 from ankita.analysis._text import (
     ACRONYM_MAX,

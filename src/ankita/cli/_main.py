@@ -23,7 +23,9 @@ from ankita._console import (
 from ankita._memory import Memory
 from ankita._models import Fact
 from ankita.analysis._text import shown_words
-from ankita.store._sql import FACT_ORDERS
+from ankita.store._sqlbase import (
+    FACT_ORDERS,
+)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

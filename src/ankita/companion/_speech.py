@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 import wave
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,10 @@ MARGIN_S = 0.15  # audio kept on each side of the loud part
 NOISE_FLOOR = 30.0  # standard deviation of the added noise, about -60 dBFS
 PAD_S = 0.3
 WAKE_THRESHOLD = "1e-5"  # keyword search for the wake word: no false wake on 24 commands
-STOP_THRESHOLD = "1e-20"  # stop words while speaking: found within 140 ms of their end
+STOP_THRESHOLD = "1e-20"  # stop words while speaking: found within 180 ms of their end
+# "cancel" scores lower than "stop" in every voice measured: at 1e-20 it was found in 2 of 15
+# utterances, at 1e-35 in 8 (benchmarks/voice.py, barge-in); lower lines stop on echo.
+STOP_THRESHOLDS = {"stop": STOP_THRESHOLD, "cancel": "1e-35"}
 
 
 def _np() -> Any:
@@ -159,19 +162,23 @@ def _decoder(**options: Any) -> Any:
 VOWEL_VARIANTS = {"AE": ("AA", "AH")}
 
 
-def _keyword_decoder(words: Sequence[str], threshold: str, variants: bool = False) -> Any:
-    """A keyword-search decoder; pocketsphinx reads several keyphrases only from a file."""
+def _keyword_decoder(
+    words: Sequence[str], threshold: str | Mapping[str, str], variants: bool = False
+) -> Any:
+    """A keyword-search decoder, one detection threshold for every word or one per word;
+    pocketsphinx reads several keyphrases only from a file."""
     decoder = _decoder()
-    phrases = []
+    phrases: list[tuple[str, str]] = []
     for word in _clean(words):
-        phrases.append(word)
+        line = threshold if isinstance(threshold, str) else threshold.get(word, STOP_THRESHOLD)
+        phrases.append((word, line))
         phones = decoder.lookup_word(word) if variants and " " not in word else None
         first, _, rest = (phones or "").partition(" ")
         for n, vowel in enumerate(VOWEL_VARIANTS.get(first, ()), start=2):
             decoder.add_word(f"{word}_{n}", f"{vowel} {rest}", False)
-            phrases.append(f"{word}_{n}")
+            phrases.append((f"{word}_{n}", line))
     with tempfile.NamedTemporaryFile("w", suffix=".kws") as f:
-        f.writelines(f"{p} /{threshold}/\n" for p in phrases)
+        f.writelines(f"{p} /{line}/\n" for p, line in phrases)
         f.flush()
         decoder.add_kws("keywords", f.name)
     decoder.activate_search("keywords")
@@ -251,7 +258,7 @@ class StopSpotter:
     """Listens for stop words only, block by block, while a reply is spoken (barge-in)."""
 
     def __init__(self, stop_words: Sequence[str] = ("stop", "cancel")) -> None:
-        self._decoder = _keyword_decoder(stop_words, STOP_THRESHOLD)
+        self._decoder = _keyword_decoder(stop_words, STOP_THRESHOLDS)
         self._noise = _np().random.default_rng(1)
         self._decoder.start_utt()
 

@@ -20,17 +20,21 @@ from ankita.search._index import (
     POLAR_FLAG,
     SLOT,
     SUBJECT_TAG,
-    Ask,
-    Group,
-    Question,
-    TermQuery,
     lookup_for,
     other_people,
     short_partners,
     units,
 )
+from ankita.search._query import (
+    Question,
+    TermQuery,
+)
 from ankita.search._terms import TermIndex
 from ankita.search._vectors import Narrow, Nearby, VectorIndex
+from ankita.store._ask import (
+    Ask,
+    Group,
+)
 from ankita.store._sql import SQLStore
 
 # Lookups read from the store before a user's postings are held in memory (mode "index"):

@@ -13,7 +13,10 @@ import time
 from bisect import bisect_left, insort
 from collections.abc import Iterator, Sequence
 
-from ankita.search._index import Ask, reads
+from ankita.store._ask import (
+    Ask,
+    reads,
+)
 from ankita.store._sql import SQLStore
 
 # New terms wait in a small sorted list, merged into the large one when it holds this many:

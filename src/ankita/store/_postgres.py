@@ -15,7 +15,12 @@ from typing import Any
 
 from ankita._errors import StoreError
 from ankita._models import Fact
-from ankita.store._sql import JOINED_FACT_COLUMNS, SQLStore, row_to_fact, translate_errors
+from ankita.store._sql import SQLStore
+from ankita.store._sqlbase import (
+    JOINED_FACT_COLUMNS,
+    row_to_fact,
+    translate_errors,
+)
 
 try:
     import psycopg

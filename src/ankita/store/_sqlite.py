@@ -17,11 +17,11 @@ from typing import Any
 from ankita._errors import StoreError
 from ankita._files import private_file, replacing
 from ankita._models import Fact
-from ankita.store._sql import (
+from ankita.store._sql import SQLStore
+from ankita.store._sqlbase import (
     FACT_COLUMNS,
     JOINED_FACT_COLUMNS,
-    SQLStore,
-    _marks,
+    placeholders,
     row_to_fact,
     translate_errors,
 )
@@ -450,7 +450,7 @@ class SQLiteStore(SQLStore):
             kept.update(
                 (r[0], row_to_fact(r[1:], ()))
                 for r in self.db.execute(
-                    f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE seq IN ({_marks(chunk)})"
+                    f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE seq IN ({placeholders(chunk)})"
                     " AND +user = ? AND +status = 'active'",
                     [*chunk, user],
                 )

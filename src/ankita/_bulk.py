@@ -1,0 +1,139 @@
+"""Writes in bulk: batches embedded one ahead and written one transaction each, exactly as one
+`remember` each; and embedding the facts that lack a vector from the current model."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from ankita._errors import EmbedderError
+from ankita._models import WriteResult
+from ankita._write import NewFact, Writer, pack_vector
+from ankita.analysis._text import sentences
+
+IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction
+Row = tuple[str, str, bool, str | None]  # text, kind, pinned, source; validated
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for one import batch, then back as it was."""
+    # A batch leaves thousands of analysed texts in the text caches; a collection every few
+    # hundred of them would traverse every cached entry again (docs/scale.md, round 13).
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def write_batches(
+    writer: Writer,
+    batches: list[list[Row]],
+    total: int,
+    progress: Callable[[int, int], None] | None,
+) -> Iterator[WriteResult]:
+    done = 0
+    model = writer.embedder.model_id if writer.embedder is not None else None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = pool.submit(_embed_rows, writer, batches[0]) if batches else None
+        for number, batch in enumerate(batches):
+            assert ahead is not None
+            vectors, parts, error = ahead.result()
+            # The next batch is embedded while this one is written: the model or the network
+            # call releases the GIL, and a vector does not depend on the store.
+            ahead = (
+                pool.submit(_embed_rows, writer, batches[number + 1])
+                if number + 1 < len(batches)
+                else None
+            )
+            results = []
+            with _collection_paused(), writer.store.transaction(writer.user):
+                if model:
+                    # Scored several at a time in one pass over the vectors held in memory.
+                    writer.search.plan(
+                        writer.store,
+                        model,
+                        [[v, *x] for v, x in zip(vectors, parts, strict=True) if v is not None],
+                    )
+                try:
+                    for (text, kind, pinned, source), vector, extra in zip(
+                        batch, vectors, parts, strict=True
+                    ):
+                        results.append(
+                            writer.write(NewFact(text, kind, pinned, source, vector, extra, error))
+                        )
+                finally:
+                    if model:
+                        writer.search.plan(writer.store, model, [])
+            done += len(results)
+            if progress is not None:
+                progress(done, total)
+            # Yielded after the commit: a caller that stops early leaves no transaction open.
+            yield from results
+
+
+def _embed_rows(
+    writer: Writer, batch: Sequence[Row]
+) -> tuple[list[list[float] | None], list[list[list[float]]], str | None]:
+    """(vector of each text, its sentences' vectors, the embedder's error) for one batch,
+    in one call: each text, then its sentences (where it has several)."""
+    vectors: list[list[float] | None] = [None] * len(batch)
+    parts: list[list[list[float]]] = [[] for _ in batch]
+    if writer.embedder is None:
+        return vectors, parts, None
+    spans = [[t, *sentences(t)] for t, *_ in batch]
+    try:
+        flat = writer.embedder.embed_checked([x for span in spans for x in span])
+    except EmbedderError as exc:
+        return vectors, parts, str(exc)
+    at = 0
+    for i, span in enumerate(spans):
+        vectors[i], parts[i] = flat[at], flat[at + 1 : at + len(span)]
+        at += len(span)
+    return vectors, parts, None
+
+
+def embed_missing(
+    writer: Writer, batch_size: int, progress: Callable[[int, int], None] | None
+) -> dict[str, Any]:
+    """Embed every fact of the writer's user that has no vector from the current model.
+
+    Embedding happens outside the write lock, batch by batch; a fact whose text changed or
+    that was forgotten meanwhile is skipped, so a vector never belongs to the wrong text."""
+    assert writer.embedder is not None
+    model = writer.embedder.model_id
+    todo = writer.store.facts_without_vector(writer.user, model)
+    done = failed = 0
+    errors: list[str] = []
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start : start + batch_size]
+        try:
+            vectors = writer.embedder.embed_checked([text for _, text in batch])
+            wrong = writer.dimension_error(model, vectors)
+            if wrong is not None:
+                raise EmbedderError(wrong)
+        except EmbedderError as exc:
+            failed += len(batch)
+            errors.append(str(exc))
+        else:
+            with writer.store.transaction(writer.user) as store:
+                for (fact_id, text), vector in zip(batch, vectors, strict=True):
+                    current = store.get_fact(writer.user, fact_id)
+                    if current is not None and current.text == text:
+                        store.put_vector(fact_id, model, pack_vector(vector), len(vector))
+                        done += 1
+        if progress is not None:
+            progress(min(start + batch_size, len(todo)), len(todo))
+    return {
+        "model": model,
+        "missing": len(todo),
+        "embedded": done,
+        "failed": failed,
+        "errors": errors[:5],
+    }

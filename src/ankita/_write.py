@@ -1,0 +1,393 @@
+"""The write: one new fact compared with the stored facts that could matter, then merged,
+created flagged, or created (SPEC §4), inside one transaction."""
+
+from __future__ import annotations
+
+import secrets
+import struct
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any, NamedTuple
+
+from ankita._config import Settings
+from ankita._errors import EmbedderError, JudgeError
+from ankita._models import Fact, WriteResult
+from ankita.analysis._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
+from ankita.analysis._similarity import cosine, match_words
+from ankita.analysis._text import content_words, sentences
+from ankita.embed._embedders import Embedder
+from ankita.embed._judge import ContradictionJudge
+from ankita.search._candidates import CandidateSearch
+from ankita.store._sql import SQLStore
+
+
+@dataclass(frozen=True)
+class NewFact:
+    """One write's input, validated, with its vectors (the text's and each sentence's) or
+    why the embedder gave none."""
+
+    text: str
+    kind: str
+    pinned: bool
+    source: str | None
+    vector: list[float] | None = None
+    parts: Sequence[list[float]] = ()
+    embedding_error: str | None = None
+
+
+class Step(NamedTuple):
+    """Where and when one write happens: its transaction's store, its operation id and time,
+    and the embedder's model (None without one)."""
+
+    store: SQLStore
+    op: str
+    at: str
+    model: str | None
+
+
+def now_iso(clock: Callable[[], datetime]) -> str:
+    return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
+
+
+def pack_vector(vector: Sequence[float]) -> bytes:
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def _array(vector: Sequence[float]) -> Any:
+    """A fresh vector as a float64 array, exactly as given."""
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float64)
+
+
+def _stored(blob: bytes) -> Any:
+    """A stored vector as a float32 array, without a Python float per component."""
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def _cosine_with(probes: Sequence[Any], blob: bytes) -> float:
+    """A stored fact's cosine with a write: the text as a whole, or one of its sentences, the
+    closer one counting. Both the decision and the judge's ranking read it here, so the two
+    candidate searches see one number for a pair."""
+    stored = _stored(blob)
+    return max(cosine(p, stored) for p in probes)
+
+
+class Writer:
+    """Writes one user's facts: embeds them, compares, and records each decision."""
+
+    def __init__(
+        self,
+        user: str,
+        settings: Settings,
+        store: SQLStore,
+        search: CandidateSearch,
+        embedder: Embedder | None,
+        judge: ContradictionJudge | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.user, self.settings, self.store, self.search = user, settings, store, search
+        self.embedder, self.judge, self.clock = embedder, judge, clock
+
+    def embed(self, text: str) -> tuple[list[float] | None, list[list[float]], str | None]:
+        """(vector, its sentences' vectors, None) or (None, [], why): a failing provider never
+        blocks a write. A text of several sentences (a chat turn) also gets one vector per
+        sentence, so a fact restated in one of them is not diluted by the rest."""
+        if self.embedder is None:
+            return None, [], None
+        try:
+            vectors = self.embedder.embed_checked([text, *sentences(text)])
+        except EmbedderError as exc:
+            return None, [], str(exc)
+        return vectors[0], vectors[1:], None
+
+    def dimension_error(self, model: str, vectors: Sequence[list[float]]) -> str | None:
+        """Why these vectors cannot be stored, if a provider changed its dimension under the
+        same model id; else None."""
+        known = self.store.vector_dim(model)
+        for vector in vectors:
+            if known is not None and len(vector) != known:
+                return (
+                    f"{model}: {len(vector)} dimensions, but this store holds {known} "
+                    "for that model"
+                )
+        return None
+
+    def _new_id(self) -> str:
+        while True:
+            fact_id = secrets.token_hex(8)
+            if not self.store.id_exists(fact_id):
+                return fact_id
+
+    def write(self, new: NewFact) -> WriteResult:
+        """Compare the new fact with the stored ones that could matter, then merge it, create
+        it flagged against the closest few it conflicts with, or create it."""
+        model = self.embedder.model_id if self.embedder is not None else None
+        if new.vector is not None and model:
+            wrong = self.dimension_error(model, [new.vector, *new.parts])
+            if wrong is not None:
+                new = replace(new, vector=None, embedding_error=wrong)
+        text, kind, vector, embedding_error = new.text, new.kind, new.vector, new.embedding_error
+        probes = [vector, *new.parts] if vector is not None else []
+        judge_error: str | None = None
+        with self.store.transaction(self.user) as store:
+            step = Step(store, uuid.uuid4().hex, now_iso(self.clock), model)
+            stored = self.search.candidates(store, text, kind, probes, model)
+            vectors = (
+                store.vectors_of([f.id for f in stored], model)
+                if vector is not None and model
+                else {}
+            )
+            scored: list[tuple[Comparison, Fact]] = []
+            arrays = [_array(p) for p in probes]  # converted once, not per candidate
+            for fact in stored:
+                blob = vectors.get(fact.id)
+                cos = _cosine_with(arrays, blob) if arrays and blob else None
+                scored.append(
+                    (
+                        compare_texts(text, kind, fact.text, fact.kind, self.settings, cos, model),
+                        fact,
+                    )
+                )
+            merges = [(c, f) for c, f in scored if c.action == MERGE]
+            if merges:
+                # Of equal scores, the fact stored first: ids are random, creation is not.
+                best = min(merges, key=lambda cf: (-cf[0].score, cf[1].created_at, cf[1].id))
+                result = self._merge(step, new, *best)
+            else:
+                # Superseded facts are history: a new fact is not flagged against them.
+                flagged = [
+                    (c, f) for c, f in scored if c.action == CONFLICT and f.status == "active"
+                ]
+                if self.judge is not None and arrays and model:
+                    found, judge_error = self._judged(store, text, kind, probes, arrays, model)
+                    flagged += found
+                # The closest few only: a question about dozens of facts is no question, and
+                # a templated import would otherwise link every line to every other.
+                # Ties go to the newest fact (what the user said last), then the id.
+                flagged = sorted(flagged, key=lambda cf: (cf[1].created_at, cf[1].id), reverse=True)
+                flagged = sorted(flagged, key=lambda cf: (-cf[0].frame_score, -cf[0].score))[
+                    : self.settings.max_conflicts
+                ]
+                result = self._create(step, new, flagged, scored)
+        if judge_error is not None:
+            result = replace(
+                result,
+                reason=f"{result.reason}; the contradiction judge failed "
+                f"({judge_error}), so the rules alone decided",
+            )
+        if embedding_error is None:
+            return result
+        return replace(
+            result,
+            embedding_error=embedding_error,
+            reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
+            "scores are lexical and `ankita reindex` will embed it later",
+        )
+
+    def _judged(
+        self,
+        store: SQLStore,
+        text: str,
+        kind: str,
+        probes: Sequence[list[float]],
+        arrays: Sequence[Any],
+        model: str,
+    ) -> tuple[list[tuple[Comparison, Fact]], str | None]:
+        """The facts closest in meaning that the rules left apart, flagged where the
+        contradiction judge reads a contradiction (docs/decisions.md); and its error, if any."""
+        assert self.judge is not None
+        count = self.settings.judge_candidates
+        related = self.search.related(store, kind, probes, model, count)
+        blobs = store.vectors_of([f.id for f in related], model)
+        # The exact cosine ranks them, ties by id: the same few in both candidate searches.
+        near = sorted(
+            ((_cosine_with(arrays, blobs[f.id]), f) for f in related if f.id in blobs),
+            key=lambda cf: (-cf[0], cf[1].id),
+        )
+        asked = []
+        for cos, fact in near[:count]:
+            # The whole analysis (as `compare` runs it): whether the judge reads a pair depends
+            # on findings that the write's shortcut may have skipped; the action is the same.
+            comparison = compare_texts(
+                text, kind, fact.text, fact.kind, self.settings, cos, model, analyse_all=True
+            )
+            if judge_asks(comparison, self.settings):
+                asked.append((comparison, fact))
+        if not asked:
+            return [], None
+        try:
+            probabilities = self.judge.contradiction([(f.text, text) for _, f in asked])
+        except JudgeError as exc:
+            return [], str(exc)
+        read = [
+            (judged(c, p, self.settings), f) for (c, f), p in zip(asked, probabilities, strict=True)
+        ]
+        return [(c, f) for c, f in read if c.action == CONFLICT], None
+
+    def _create(
+        self,
+        step: Step,
+        new: NewFact,
+        flagged: list[tuple[Comparison, Fact]],
+        scored: list[tuple[Comparison, Fact]],
+    ) -> WriteResult:
+        store, op, at, model = step
+        text, kind, pinned, source, vector = new.text, new.kind, new.pinned, new.source, new.vector
+        fact_id = self._new_id()
+        links = tuple(sorted(other.id for _, other in flagged))
+        # The fact as stored, links included: nothing else writes it inside this transaction.
+        fact = Fact(
+            id=fact_id,
+            text=text,
+            kind=kind,
+            user=self.user,
+            pinned=pinned,
+            status="active",
+            source=source,
+            created_at=at,
+            updated_at=at,
+            last_confirmed_at=at,
+            mentions=1,
+            conflicts_with=links,
+        )
+        store.insert_fact(fact)
+        if vector is not None and model:
+            store.put_vector(fact_id, model, pack_vector(vector), len(vector))
+        best: Comparison | None
+        if flagged:
+            best = max(flagged, key=lambda cf: cf[0].score)[0]
+            action, reason = "conflict", best.reason
+        else:
+            best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
+            action = "created"
+            reason = best.reason if best else "no stored fact is close enough to compare with"
+        event_id = store.add_event(
+            self.user,
+            op,
+            "create",
+            fact_id,
+            None,
+            at,
+            {"text": text, "kind": kind, "pinned": pinned, "source": source, "reason": reason},
+        )
+        for comparison, other in flagged:
+            store.add_link(self.user, fact_id, other.id, at)
+            store.add_event(
+                self.user,
+                op,
+                "link",
+                fact_id,
+                other.id,
+                at,
+                {
+                    "score": comparison.score,
+                    "method": comparison.method,
+                    "reason": comparison.reason,
+                },
+            )
+        return WriteResult(
+            action=action,
+            fact=fact,
+            merged_into=None,
+            conflicts_with=links,
+            score=best.score if best else 0.0,
+            method=best.method if best else "lexical",
+            reason=reason,
+            event_id=event_id,
+        )
+
+    def _merge(self, step: Step, new: NewFact, comparison: Comparison, fact: Fact) -> WriteResult:
+        store, op, at, model = step
+        text, pinned, source, vector = new.text, new.pinned, new.source, new.vector
+        old_words = content_words(fact.text)
+
+        def says_more(phrasing: str) -> bool:
+            words = content_words(phrasing)
+            return len(words) > len(old_words) and len(match_words(old_words, words)) == len(
+                old_words
+            )
+
+        # The text grows only when the new phrasing says everything the old one did, and more,
+        # within one sentence: of a chat turn, only the sentence that restates the fact is kept.
+        grown = next((p for p in (sentences(text) or (text,)) if says_more(p)), None)
+        event_id = store.add_event(
+            self.user,
+            op,
+            "merge",
+            fact.id,
+            None,
+            at,
+            {
+                "phrasing": text,
+                "source": source,
+                "score": comparison.score,
+                "method": comparison.method,
+                "reason": comparison.reason,
+                "confirmed_before": fact.last_confirmed_at,
+                "updated_before": fact.updated_at,
+                "confirmed_after": at,
+            },
+        )
+        store.update_fact(fact.id, mentions=fact.mentions + 1, last_confirmed_at=at, updated_at=at)
+        if grown is not None:
+            store.update_fact(fact.id, text=grown)
+            store.add_event(
+                self.user,
+                op,
+                "text_change",
+                fact.id,
+                None,
+                at,
+                {"before": fact.text, "after": grown},
+            )
+            # Changing the text dropped its vectors; the new phrasing's vector fits only if it
+            # is the whole new text.
+            if vector is not None and model and grown == text:
+                store.put_vector(fact.id, model, pack_vector(vector), len(vector))
+        if pinned and not fact.pinned:
+            store.update_fact(fact.id, pinned=True)
+            store.add_event(self.user, op, "pin", fact.id, None, at, {})
+        reason = comparison.reason
+        if fact.status == "superseded":
+            # The user changed their mind back: active again, and the store asks once more.
+            store.update_fact(fact.id, status="active")
+            store.add_event(self.user, op, "reactivate", fact.id, None, at, {})
+            for other in self.replacements(store, fact.id):
+                if store.add_link(self.user, fact.id, other, at):
+                    store.add_event(
+                        self.user,
+                        op,
+                        "link",
+                        fact.id,
+                        other,
+                        at,
+                        {"reason": "reactivated fact conflicts with its replacement"},
+                    )
+            reason += "; it had been superseded, so it is active again and flagged"
+        merged = store.get_fact(self.user, fact.id)
+        assert merged is not None
+        return WriteResult(
+            action="merged",
+            fact=merged,
+            merged_into=fact.id,
+            conflicts_with=merged.conflicts_with,
+            score=comparison.score,
+            method=comparison.method,
+            reason=reason,
+            event_id=event_id,
+        )
+
+    def replacements(self, store: SQLStore, fact_id: str) -> list[str]:
+        """Active facts that were kept over `fact_id` by a resolve not since undone."""
+        out = []
+        for event in store.events_for(self.user, fact_id):
+            if event.type == "resolve" and event.fact_id == fact_id and event.undone_by is None:
+                keep = store.get_fact(self.user, event.other_id or "")
+                if keep is not None and keep.status == "active" and keep.id not in out:
+                    out.append(keep.id)
+        return out

@@ -1,0 +1,213 @@
+"""A stated change ("started", "no longer", "moved"): its words, what it ends or replaces, and
+the check that a change conflicts only with the fact holding that value."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ankita.analysis._cues import (
+    CHANGE_OF_STATE,
+    CHANGE_PHRASES,
+    DETERMINERS,
+    ENDING,
+    OPPOSITE_OF,
+    SUBJECT_PRONOUNS,
+    Finding,
+)
+from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
+from ankita.analysis._similarity import match_words
+from ankita.analysis._subjects import (
+    forms_of,
+    short_claim,
+    subject,
+    subject_words,
+)
+from ankita.analysis._text import (
+    TEXT_CACHE,
+    clauses,
+    content_words,
+    inner_names,
+    names,
+    stem,
+    tokens,
+)
+
+
+def head_words(text: str, word: str) -> frozenset[str]:
+    """The first content word after each place of `word` in its clause, stemmed: what it
+    says something of ("love the album" / "hate the album")."""
+    target, found = stem(word), set()
+    for clause in clauses(text):
+        stems = [stem(w) for w in clause]
+        for i, form in enumerate(stems):
+            if form in (target, word):
+                after = [
+                    stems[k]
+                    for k in range(i + 1, len(clause))
+                    if clause[k] not in STOP_WORDS and len(clause[k]) > 1
+                ]
+                found |= set(after[:1])
+    return frozenset(found)
+
+
+def words_beside(text: str, word: str, ends: bool = False) -> frozenset[str]:
+    """The stems just before and after each place of `word` (or a form of it) in the text,
+    within its clause, articles skipped; with `ends`, a clause's start and end count too."""
+    found: set[str] = set()
+    target = stem(word)
+    for clause in clauses(text):
+        seq = ["^", *(stem(w) for w in clause if w not in DETERMINERS), "$"]
+        for i in range(1, len(seq) - 1):
+            if seq[i] in (target, word):
+                # A subject pronoun is beside every verb: it names no slot.
+                found |= {f"<{seq[i - 1]}"} if seq[i - 1] not in SUBJECT_PRONOUNS else set()
+                found |= {f">{seq[i + 1]}"}
+    return frozenset(found) if ends else frozenset(f for f in found if f[1:] not in "^$")
+
+
+# Change words that a negation just before them does not undo: "I do not use it anymore" is
+# still a change, while "encourages him not to give up" states none.
+_NEGATABLE = frozenset(CHANGE_OF_STATE) - {
+    "anymore",
+    "now",
+    "nowadays",
+    "former",
+    "formerly",
+    "ex",
+    "instead",
+}
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def change_words(text: str) -> frozenset[str]:
+    found: set[str] = set()
+    for clause in clauses(text):
+        for i, word in enumerate(clause):
+            negated = any(w in NEGATIONS for w in clause[max(0, i - 4) : i])
+            if word in CHANGE_OF_STATE and not (negated and word in _NEGATABLE):
+                found.add(word)
+            for phrase in CHANGE_PHRASES:
+                if clause[i : i + len(phrase)] == phrase and not (
+                    negated and phrase[0] in ("give", "gave", "giving", "given", "used")
+                ):
+                    found.add(" ".join(phrase))
+    return frozenset(found)
+
+
+# Where the object of a change ends: "left his job as a banker | to pursue dancing".
+_SCOPE_END = frozenset(
+    {
+        "to",
+        "and",
+        "but",
+        "because",
+        "so",
+        "which",
+        "who",
+        "that",
+        "while",
+        "after",
+        "before",
+        "since",
+        "when",
+        "where",
+        "despite",
+        "although",
+    }
+)
+_SCOPE_WORDS = 4  # content words a change's object may hold
+_STARTS = frozenset({"started", "began", "again", "become", "became"})
+_MOVES = frozenset({"moved", "move", "moving", "relocated"})
+# A past habit says nothing of the present but of the very thing it names.
+_PAST = _STARTS | {"used to"}
+_CLAUSE_WIDE = frozenset({"now", "nowadays", "anymore", "any", "these", "days"})
+
+
+@lru_cache(maxsize=TEXT_CACHE)
+def change_scope(text: str) -> frozenset[str]:
+    """The slot whose value a stated change ends or replaces: the few content words after the
+    change word and the one just before it ("I quit coffee": coffee; "The deadline moved to
+    Wednesday": deadline, wednesday), or the whole clause for "now" or "anymore"; never the
+    subject ("Jon left his job" says nothing of Jon's other facts)."""
+    change = {w for p in change_words(text) for w in p.split()}
+    who = subject(text)
+    name = who.split()[1] if who and who.startswith("name ") else None
+    scope: set[str] = set()
+    for clause in clauses(text):
+        at = [i for i, w in enumerate(clause) if w in change]
+        if not at:
+            continue
+        start = 1 if clause[0] in SUBJECT_PRONOUNS or clause[0] == name else 0
+        kept = [
+            k >= start and w not in STOP_WORDS and w not in change and len(w) > 1
+            for k, w in enumerate(clause)
+        ]
+        # "now", "anymore", "these days" change the whole clause ("I work from the office
+        # every day now"); a verb ("moved", "quit") changes what follows it.
+        if change & _CLAUSE_WIDE:
+            scope |= {stem(w) for w, keep in zip(clause, kept, strict=True) if keep}
+            continue
+        after: list[str] = []
+        for k in range(at[0] + 1, len(clause)):
+            if (after and clause[k] in _SCOPE_END) or len(after) == _SCOPE_WORDS:
+                break
+            if kept[k]:
+                after.append(stem(clause[k]))
+        # The word just before is what changed when it is no subject ("the deadline moved").
+        before = {stem(clause[at[0] - 1])} if at[0] and kept[at[0] - 1] else set()
+        scope |= set(after) | before
+    # A move changes where one lives, whatever the sentence says next.
+    if change & _MOVES:
+        scope |= {stem("live"), "home"}
+    return frozenset(scope)
+
+
+def only_ends(text: str) -> bool:
+    """States a change, and every change word only ends something (`ENDING`)."""
+    words = change_words(text)
+    return bool(words) and words <= ENDING
+
+
+def check_change_of_state(a: str, b: str) -> list[Finding]:
+    """Change-of-state wording ("moved to", "quit", "no longer", "now") on one side only."""
+    ca, cb = change_words(a), change_words(b)
+    if bool(ca) == bool(cb):
+        return []
+    side, words = ("first", ca) if ca else ("second", cb)
+    # A change conflicts only with a fact that holds the slot it changes (SPEC §4.4): "Anna
+    # is running for office again" says nothing against "Anna practises taekwondo".
+    scope, other = (change_scope(a), b) if ca else (change_scope(b), a)
+    # The other side says the same change, negated ("I am not moving to the UK"): that is
+    # the negation's finding, and the change's words are no difference of slot.
+    changed = {w for p in words for w in p.split()}
+    if changed <= set(tokens(other)):
+        return []
+    other_words = content_words(other) - subject_words(other)
+    # The slot may be named by an opposite ("I'm vegetarian" / "I started eating meat"; "I'm
+    # married" / "we divorced").
+    opposed = {o for w in scope | changed for o in OPPOSITE_OF.get(w, ())} & forms_of(other)
+    # A start ends nothing by itself: "Gina opened a store" / "Gina started a store" agree.
+    # It replaces only the opposite of what it starts. Any other change needs its slot named
+    # in the other fact, but for two short facts of one claim each, whose slot cosine may
+    # tell ("I no longer cycle to work" / "Biking to the office daily"), unless the other
+    # names things the change does not ("Marta visited us in Lisbon" / "I moved to Porto").
+    if not opposed and (
+        words <= _STARTS
+        or not (
+            match_words(scope, other_words)
+            or (
+                short_claim(a)
+                and short_claim(b)
+                and not words <= _PAST
+                and inner_names(other) <= names(a if ca else b)
+            )
+        )
+    ):
+        return []
+    return [
+        Finding(
+            "change_of_state",
+            f"the {side} fact says '{', '.join(sorted(words))}'",
+            tuple(sorted(w for p in words for w in p.split())),
+        )
+    ]

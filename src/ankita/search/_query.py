@@ -1,0 +1,211 @@
+"""One write's questions to the term index (`Question`), answered from a store's sorted postings
+(`TermQuery`): which facts meet at least so many groups of the new fact's words."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ankita.analysis._slots import (
+    NARROW,
+)
+from ankita.search._index import ENDED_SLOT, SLOT
+from ankita.store._ask import _TOP, Ask, Run, reads
+
+
+@dataclass(frozen=True)
+class Question:
+    """Everything one text asks the index (`_candidates`): facts answering one of `asks`, where
+    an ask marked `same_name` counts only facts that answer one of `names` (whose `unless` is
+    not read); and facts filed under `<field><key>#<tag>`, for one of `slot_fields` and one of
+    `slots`' keys, with a tag that is not one of its words (after the `NARROW` mark, which
+    does not count when the key is marked wide)."""
+
+    asks: tuple[Ask, ...]
+    names: tuple[Ask, ...] = ()
+    slots: tuple[tuple[str, frozenset[str], bool], ...] = ()
+    slot_fields: tuple[str, ...] = (SLOT, ENDED_SLOT)
+
+
+class TermQuery:
+    """The facts that answer some questions (`answer`).
+
+    Three ways, each the cheapest for its asks:
+    - every ask of one word, every name and every slot: one read of postings (`terms`,
+      `ranges`), so that the statements are few and their shapes alike from write to write
+      (the driver prepares each once), and each term is read once however many asks hold it;
+    - an ask that counts words: counted by the store, one statement each, since a common
+      word's postings are many and their count few;
+    - an ask that counts only facts answering a name: from every term of those few facts.
+    An ask's `unless` is read last, for the facts only such asks found: a flag may be filed by
+    many facts, and few of them are candidates.
+
+    What a posting of the read answers is a target: `FOUND` (the fact is a candidate), q >= 0
+    (it answers a name of question q), or -2 - k: a candidate unless filed under the k-th term
+    of `flags`.
+    """
+
+    FOUND = -1
+
+    def __init__(self, questions: tuple[Question, ...]) -> None:
+        self.questions = questions
+        exact: dict[str, set[int]] = {}
+        # (low, high) -> (target, the run whose terms count, else every term but those
+        # ending in one of these after `low`)
+        ranges: dict[tuple[str, str], list[tuple[int, Run | None, frozenset[str]]]] = {}
+        # Each term some ask must not be filed under.
+        self.flags = sorted({a.unless for q in questions for a in q.asks if a.unless is not None})
+        for q, question in enumerate(questions):
+            asks = [
+                *(
+                    (self.FOUND if a.unless is None else -2 - self.flags.index(a.unless), a)
+                    for a in question.asks
+                ),
+                *((q, a) for a in question.names),
+            ]
+            for target, ask in asks:
+                if ask.at_least > 1 or ask.same_name:
+                    continue  # answered another way (`answer`)
+                for field in ask.fields:
+                    for group in ask.groups:
+                        seeks, runs = reads(field, group)
+                        for term in seeks:
+                            exact.setdefault(term, set()).add(target)
+                        for run in runs:
+                            ranges.setdefault((run.low, run.high), []).append(
+                                (target, run, frozenset())
+                            )
+            for key, words, wide in question.slots:
+                # Every tag of the key but our words' (a slot asked twice: either's rule);
+                # only those of wide frames, which sort before the narrow ones, if `wide`.
+                # Kept as tags, not terms: one set serves every field.
+                skip = words if wide else words.union([NARROW + w for w in words])
+                for field in question.slot_fields:
+                    head = f"{field}{key}#"
+                    ranges.setdefault((head, head + (NARROW if wide else _TOP)), []).append(
+                        (self.FOUND, None, skip)
+                    )
+        # Postings of a term that only finds candidates are read without the term: the store
+        # returns each fact once, however many such terms it is filed under.
+        self.found_terms = sorted(t for t, targets in exact.items() if targets == {self.FOUND})
+        self.terms = sorted(t for t, targets in exact.items() if targets != {self.FOUND})
+        self._exact = {term: tuple(exact[term]) for term in self.terms}
+        keys = sorted(ranges)
+        self._range_rules = [ranges[key] for key in keys]
+        # With each range, the terms the store may leave out: those every rule of it excludes
+        # (a slot key's tags that are our words), so that their postings are not read.
+        self.ranges = [
+            (low, high, _excluded(low, rules))
+            for (low, high), rules in zip(keys, self._range_rules, strict=True)
+        ]
+
+    def answer(
+        self,
+        rows: list[tuple[str, str | None, int]],
+        count: Callable[[Ask], set[str]],
+        terms_of: Callable[[list[str], Sequence[str]], list[tuple[str, str]]],
+        filed: Callable[[str, list[str]], set[str]],
+    ) -> set[str]:
+        """The facts answering the questions, from every (fact id, term, part) the store read:
+        part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
+        in `ranges` (whose excluded terms it may or may not have left out). `count` asks the
+        store for the facts meeting an ask that counts words, `terms_of` for every (fact id,
+        term) of some facts under some fields, `filed` for those of some facts filed under a
+        term."""
+        found: set[str] = set()
+        names: list[set[str]] = [set() for _ in self.questions]
+        # For each flag: the candidates unless filed under it.
+        unless: list[set[str]] = [set() for _ in self.flags]
+        for fact_id, term, part in rows:
+            if term is None:  # part -2
+                found.add(fact_id)
+                continue
+            if part < 0:
+                targets: Iterable[int] = self._exact.get(term, ())
+            else:
+                cut = len(self.ranges[part][0])  # a slot's tag follows its range's low
+                targets = [
+                    t
+                    for t, run, skip in self._range_rules[part]
+                    if (run.counts(term) if run else term[cut:] not in skip)
+                ]
+            for target in targets:
+                (
+                    found
+                    if target == self.FOUND
+                    else names[target]
+                    if target >= 0
+                    else unless[-2 - target]
+                ).add(fact_id)
+        for q, question in enumerate(self.questions):
+            named = names[q]
+            for ask in question.names:
+                if ask.at_least > 1:
+                    named |= _meeting({}, ask, count)
+            # An ask marked same_name counts only facts that answer a name: read their terms
+            # under its fields, rather than every posting of its words.
+            fields = sorted({f for ask in question.asks if ask.same_name for f in ask.fields})
+            held = terms_of(sorted(named), fields) if named and fields else []
+            for ask in question.asks:
+                if ask.same_name or ask.at_least > 1:
+                    met = _meeting(_groups_met(held, ask) if ask.same_name else {}, ask, count)
+                    (found if ask.unless is None else unless[self.flags.index(ask.unless)]).update(
+                        met
+                    )
+        for flag, maybe in zip(self.flags, unless, strict=True):
+            maybe -= found
+            if maybe:
+                found |= maybe - filed(flag, sorted(maybe))
+        return found
+
+
+def _excluded(low: str, rules: list[tuple[int, Run | None, frozenset[str]]]) -> list[str]:
+    if len(rules) == 1:  # most ranges: one slot key, or one word's run
+        return [] if rules[0][1] is not None else [low + t for t in sorted(rules[0][2])]
+    if any(run is not None for _, run, _ in rules):
+        return []
+    return [low + t for t in sorted(frozenset.intersection(*(skip for _, _, skip in rules)))]
+
+
+def _meeting(
+    groups_of: dict[str, set[int]], ask: Ask, count: Callable[[Ask], set[str]]
+) -> set[str]:
+    """The facts meeting the ask: those among `groups_of` (each fact's groups met) that met
+    enough, or, for an ask that counts words with no `groups_of` given, the store's count."""
+    if ask.same_name or ask.at_least <= 1:
+        return {f for f, groups in groups_of.items() if len(groups) >= max(1, ask.at_least)}
+    return count(ask) if ask.at_least <= len(ask.groups) and ask.fields else set()
+
+
+def _groups_met(rows: list[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
+    """For each fact of `rows` (fact id, term), the groups of the ask one of its terms meets."""
+    exact: dict[str, list[int]] = {}
+    starts: dict[str, list[int]] = {}
+    for g, group in enumerate(ask.groups):
+        for word in group.exact:
+            exact.setdefault(word, []).append(g)
+        for word in group.ranges:
+            starts.setdefault(word, []).append(g)
+    # A word extends a start when its first len(start) characters are the start.
+    lengths = sorted({len(start) for start in starts})
+    longest = [math.inf if group.longest is None else group.longest for group in ask.groups]
+    met: dict[str, set[int]] = {}
+    for fact_id, term in rows:
+        for field in ask.fields:
+            if not term.startswith(field):
+                continue
+            word = term[len(field) :]
+            groups = [
+                *exact.get(word, ()),
+                *(
+                    g
+                    for n in lengths
+                    if len(word) > n
+                    for g in starts.get(word[:n], ())
+                    if len(word) <= longest[g]
+                ),
+            ]
+            if groups:
+                met.setdefault(fact_id, set()).update(groups)
+    return met
