@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ankita import InvalidInput, NotFound
-from ankita.companion._channels import MAX_ATTEMPTS, SEND_LEASE, Channels, Inbound
+from ankita.companion._channels import Channels, Inbound
+from ankita.companion._outbox import MAX_ATTEMPTS, SEND_LEASE
 from ankita.companion._sending import Permanent, RetryAfter, Sent, Transient, classify_http
 
 
@@ -254,7 +255,7 @@ def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path):
 
 
 def test_long_replies_go_out_in_parts_within_the_platform_limit(channels):
-    from ankita.companion._channels import MAX_LENGTH
+    from ankita.companion._outbox import MAX_LENGTH
 
     channels.add("dc", "discord", dm_policy="open")
     paragraph = "I remember that you like long walks by the river. " * 30

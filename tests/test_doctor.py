@@ -3,6 +3,7 @@
 import json
 import sqlite3
 
+import pytest
 from click.testing import CliRunner
 
 from ankita import Memory
@@ -145,3 +146,35 @@ def test_a_store_indexed_by_an_older_text_analysis_is_refiled_when_opened(db):
         assert memory.store.query("SELECT value FROM meta WHERE key = 'analyzer'") == [
             (ANALYZER_VERSION,)
         ]
+
+
+def test_a_store_with_no_terms_yet_is_filed_when_a_memory_opens_it(db):
+    """A store from before the terms (the migration that added them files nothing: the store
+    computes no terms) is filed by the first memory that opens it, on either backend."""
+    with Memory(db, embedder="none") as memory:
+        played = memory.remember("I play the guitar every day", kind="hobby").fact
+        memory.store.query("DELETE FROM terms")
+        memory.store.query("DELETE FROM meta WHERE key = 'analyzer'")
+    with Memory(db, embedder="none") as memory:
+        assert memory.store.query("SELECT count(*) FROM terms")[0][0] > 0
+        again = memory.remember("I play guitar every day", kind="hobby")
+        assert again.action == "merged" and again.fact.id == played.id
+
+
+def test_the_store_files_the_terms_it_is_given_and_computes_none(db_path):
+    """Layering (issue 36): the store receives a fact's terms; a new text without them is a
+    programming error, not a fact filed under nothing."""
+    from ankita.store._open import open_store
+
+    with Memory(db_path, embedder="none") as memory:
+        fact = memory.remember("I play the guitar every day", kind="hobby").fact
+    store = open_store(str(db_path))
+    try:
+        with store.transaction("default"):
+            store.update_fact(fact.id, frozenset({"c:ukulel"}), text="I play the ukulele")
+        assert sorted(t for t, f in store.user_terms("default") if f == fact.id) == ["c:ukulel"]
+        with pytest.raises(TypeError, match="terms"), store.transaction("default"):
+            store.update_fact(fact.id, text="I play the drums")
+        assert store.get_fact("default", fact.id).text == "I play the ukulele"
+    finally:
+        store.close()

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from ankita import InvalidInput, Memory, NotFound
 from ankita.cli import cli
-from ankita.server._server import create_app, create_token
+from ankita.server._guards import create_token
+from ankita.server._server import create_app
 from ankita.store._sqlite import SQLiteStore
 from hostile import (
     BAD_IDS,

@@ -6,7 +6,8 @@ import httpx
 import pytest
 
 from ankita import InvalidInput, NotFound
-from ankita.server._server import create_app, create_token
+from ankita.server._guards import create_token
+from ankita.server._server import create_app
 from ankita.store._open import open_store
 from live import LiveServer
 

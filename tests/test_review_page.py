@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from ankita import Memory
-from ankita.server._server import create_app, create_token
+from ankita.server._guards import create_token
+from ankita.server._server import create_app
 from ankita.store._sqlite import SQLiteStore
 from live import LiveServer
 

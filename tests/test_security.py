@@ -17,8 +17,9 @@ from click.testing import CliRunner
 from ankita import InvalidInput, Memory
 from ankita._validate import validate_id, validate_kind, validate_user
 from ankita.cli import cli
+from ankita.server._guards import create_token
 from ankita.server._mcp import screen
-from ankita.server._server import create_app, create_token
+from ankita.server._server import create_app
 from ankita.store._open import open_store
 from hostile import snapshot
 from live import LiveServer

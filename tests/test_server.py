@@ -4,7 +4,8 @@ import httpx
 import pytest
 
 from ankita import ConfigError, Memory
-from ankita.server._server import check_bind, create_app, create_token
+from ankita.server._guards import create_token
+from ankita.server._server import check_bind, create_app
 from ankita.store._open import open_store
 from live import LiveServer
 

@@ -31,6 +31,7 @@ from ankita.ops import _doctor, _dump
 from ankita.search import _recall
 from ankita.search._candidates import MODES as CANDIDATE_MODES
 from ankita.search._candidates import CandidateSearch
+from ankita.search._index import ANALYZER_VERSION, index_terms
 from ankita.store import _history
 from ankita.store._open import open_store
 from ankita.store._sql import SQLStore
@@ -89,6 +90,8 @@ class Memory:
         self.candidate_search = candidate_search
         self._search = CandidateSearch(self.user, self.settings, candidate_search)
         self.store = open_store(self.path)
+        # A store filed by another text analysis (or none yet) is refiled once, here.
+        self.store.refresh_terms(ANALYZER_VERSION, index_terms)
         self.path = self.store.path  # a database URL without its password
         # The clock is read through this memory: a caller may replace it after opening.
         self._writer = Writer(
@@ -415,7 +418,7 @@ class Memory:
         op, at = self._op()
         with self.store.transaction(self.user) as store:
             self._refuse_second_copy(store, event_id)
-            return _history.undo(store, self.user, event_id, op, at)
+            return _history.undo(store, self.user, event_id, op, at, index_terms)
 
     def _refuse_second_copy(self, store: SQLStore, event_id: int) -> None:
         """Undoing a forget must not bring back a fact that was said again since: the store

@@ -20,6 +20,7 @@ from ankita.analysis._text import content_words, sentences
 from ankita.embed._embedders import Embedder
 from ankita.embed._judge import ContradictionJudge
 from ankita.search._candidates import CandidateSearch
+from ankita.search._index import index_terms
 from ankita.store._sql import SQLStore
 
 
@@ -255,7 +256,7 @@ class Writer:
             mentions=1,
             conflicts_with=links,
         )
-        store.insert_fact(fact)
+        store.insert_fact(fact, index_terms(text))
         if vector is not None and model:
             store.put_vector(fact_id, model, pack_vector(vector), len(vector))
         best: Comparison | None
@@ -335,7 +336,7 @@ class Writer:
         )
         store.update_fact(fact.id, mentions=fact.mentions + 1, last_confirmed_at=at, updated_at=at)
         if grown is not None:
-            store.update_fact(fact.id, text=grown)
+            store.update_fact(fact.id, index_terms(grown), text=grown)
             store.add_event(
                 self.user,
                 op,

@@ -1,6 +1,6 @@
 """The `ankita` command: thin commands, each over one `Memory` method."""
 
-from ankita.cli import _store  # noqa: F401  (its commands join the group as it is imported)
+from ankita.cli import _evalcli, _store  # noqa: F401  (their commands join the group as imported)
 from ankita.cli._main import cli, main
 from ankita.cli._ops import bench, token
 from ankita.companion._channelcli import channels

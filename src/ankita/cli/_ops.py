@@ -219,7 +219,7 @@ def token() -> None:
 @click.pass_context
 def token_create(ctx: click.Context, for_user: str, label: str | None) -> None:
     """Create a token and print it once."""
-    from ankita.server._server import create_token
+    from ankita.server._guards import create_token
 
     memory = _memory(ctx)
     click.echo(create_token(memory.store, for_user, label))

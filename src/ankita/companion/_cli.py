@@ -25,7 +25,8 @@ from ankita.companion._model import SETUP_HELP, ModelSettings, open_model
 from ankita.companion._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
 from ankita.companion._persona import Persona, load_persona, save_persona
 from ankita.companion._runtime import Companion
-from ankita.companion._scheduler import Job, Scheduler, check_target
+from ankita.companion._schedule import Job, check_target
+from ankita.companion._scheduler import Scheduler
 from ankita.companion._transcripts import Transcripts
 
 

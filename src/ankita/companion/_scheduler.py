@@ -24,16 +24,27 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ankita._errors import AnkitaError, InvalidInput, NotFound
 from ankita.companion._localdb import immediate, open_local
 from ankita.companion._replies import classify
+from ankita.companion._schedule import (
+    Busy,
+    Deliver,
+    Job,
+    Runner,
+    check_schedule,
+    check_target,
+    grace_s,
+    in_active_hours,
+    iso_seconds,
+    next_after,
+    parse_iso,
+)
 
 BACKOFF_S = (30, 60, 300, 900, 3600)
 BUSY_RETRY_S = 5
 LEASE_S = 300
-GRACE_MIN_S, GRACE_MAX_S = 120, 7200
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS jobs (
@@ -55,20 +66,6 @@ _SCHEMA = [
 
 
 @dataclass(frozen=True)
-class Job:
-    id: str
-    name: str
-    kind: str  # "task" | "heartbeat"
-    schedule: str  # "at <ISO time>" | "every <N><s|m|h|d>" | "cron <five fields>"
-    tz: str
-    prompt: str
-    target: str  # "inbox", or "channel:NAME:CHAT_ID" (through that channel's outbox)
-    active_hours: str | None  # "HH:MM-HH:MM" in the job's time zone, heartbeats only
-    enabled: bool
-    created_at: str  # `every` counts its intervals from here
-
-
-@dataclass(frozen=True)
 class Run:
     id: int
     job_id: str
@@ -83,110 +80,6 @@ class Run:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
-def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
-def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput(f"unknown time zone {name!r} (e.g. Europe/Berlin, UTC)") from None
-
-
-def _every_seconds(value: str) -> int:
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    if len(value) < 2 or value[-1] not in units or not value[:-1].isdigit():
-        raise InvalidInput(f"every takes a number and a unit (30s, 15m, 2h, 1d), got {value!r}")
-    seconds = int(value[:-1]) * units[value[-1]]
-    if seconds < 10:
-        raise InvalidInput("every must be at least 10 seconds")
-    return seconds
-
-
-def check_schedule(schedule: str, tz: str) -> None:
-    kind, _, value = schedule.partition(" ")
-    zone = _zone(tz)
-    if kind == "every":
-        _every_seconds(value.strip())
-    elif kind == "at":
-        try:
-            moment = datetime.fromisoformat(value.strip())
-        except ValueError:
-            raise InvalidInput(f"at takes an ISO time (2026-12-01T09:00), got {value!r}") from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=zone)
-    elif kind == "cron":
-        from croniter import croniter
-
-        if not croniter.is_valid(value.strip()):
-            raise InvalidInput(f"not a cron expression: {value!r}")
-    else:
-        raise InvalidInput("a schedule is 'at <time>', 'every <interval>' or 'cron <expression>'")
-
-
-def next_after(job: Job, after: datetime) -> datetime | None:
-    """The first occurrence strictly after `after` (None: a one-shot that has passed)."""
-    kind, _, value = job.schedule.partition(" ")
-    zone = _zone(job.tz)
-    if kind == "every":
-        step = timedelta(seconds=_every_seconds(value.strip()))
-        created = _parse(job.created_at)
-        count = int((after - created) / step) + 1
-        return created + count * step
-    if kind == "at":
-        moment = datetime.fromisoformat(value.strip())
-        moment = moment if moment.tzinfo else moment.replace(tzinfo=zone)
-        return moment if moment > after else None
-    from croniter import croniter
-
-    local = after.astimezone(zone)
-    result: datetime = croniter(value.strip(), local).get_next(datetime)
-    return result
-
-
-def period_s(job: Job, around: datetime) -> float:
-    first = next_after(job, around)
-    second = next_after(job, first) if first else None
-    return (second - first).total_seconds() if first and second else 3600.0
-
-
-def grace_s(job: Job, around: datetime) -> float:
-    return min(GRACE_MAX_S, max(GRACE_MIN_S, period_s(job, around) / 2))
-
-
-def _in_active_hours(job: Job, now: datetime) -> bool:
-    if not job.active_hours:
-        return True
-    start_text, _, end_text = job.active_hours.partition("-")
-    start, end = time.fromisoformat(start_text), time.fromisoformat(end_text)
-    local = now.astimezone(_zone(job.tz)).time()
-    return start <= local < end if start <= end else (local >= start or local < end)
-
-
-Runner = Callable[[Job], str]  # returns the reply text; raises on failure
-Busy = Callable[[], bool]
-
-
-# (target, run id, text): hands a result to a channel; the run id makes a retry idempotent.
-Deliver = Callable[[str, int, str], None]
-
-
-def check_target(target: str) -> tuple[str, str] | None:
-    """None for the inbox, or (channel, chat id) for "channel:NAME:CHAT_ID"."""
-    if target == "inbox":
-        return None
-    kind, _, rest = target.partition(":")
-    channel, _, chat = rest.partition(":")
-    if kind != "channel" or not channel or not chat:
-        raise InvalidInput(f"a target is inbox or channel:NAME:CHAT_ID, got {target!r}")
-    return channel, chat
 
 
 class Scheduler:
@@ -248,7 +141,7 @@ class Scheduler:
             target,
             active_hours,
             True,
-            _iso(now),
+            iso_seconds(now),
         )
         if (first := next_after(job, now)) is None:  # a one-shot in the past would never run
             raise InvalidInput(f"{schedule!r} is in the past ({tz}): it would never run")
@@ -264,12 +157,12 @@ class Scheduler:
                     job.prompt,
                     job.target,
                     job.active_hours,
-                    _iso(now),
+                    iso_seconds(now),
                 ),
             )
             self.db.execute(
                 "INSERT INTO job_state (job_id, next_run_at) VALUES (?, ?)",
-                (job.id, _iso(first) if first else None),
+                (job.id, iso_seconds(first) if first else None),
             )
         return job
 
@@ -344,7 +237,7 @@ class Scheduler:
         for run_id, job_id, slot, attempt, claim in self.db.execute(
             "SELECT id, job_id, slot, attempt, claim_until FROM runs WHERE status = 'running'"
         ).fetchall():
-            if claim and _parse(claim) > now:
+            if claim and parse_iso(claim) > now:
                 continue  # another scheduler may still be working on it
             status = "interrupted" if attempt == 1 else "abandoned"
             self._finish(run_id, status, None, "the process stopped during this run")
@@ -363,8 +256,8 @@ class Scheduler:
         for job, state in self.jobs():
             if not job.enabled:
                 continue
-            due_retry = state["retry_at"] and _parse(state["retry_at"]) <= now
-            due_slot = state["next_run_at"] and _parse(state["next_run_at"]) <= now
+            due_retry = state["retry_at"] and parse_iso(state["retry_at"]) <= now
+            due_slot = state["next_run_at"] and parse_iso(state["next_run_at"]) <= now
             # Backing off after failures: its slots wait for the retry, which runs as one.
             if state["failures"] and state["retry_at"]:
                 due_slot = False
@@ -375,7 +268,7 @@ class Scheduler:
 
     def _due(self, job: Job, state: dict[str, Any], now: datetime, slot_due: bool) -> list[Run]:
         out: list[Run] = []
-        slot = _parse(state["next_run_at"]) if slot_due else _parse(state["retry_at"])
+        slot = parse_iso(state["next_run_at"]) if slot_due else parse_iso(state["retry_at"])
         missed = 0
         if slot_due and (now - slot).total_seconds() > grace_s(job, slot):
             # Downtime: count what was missed, run once now as the catch-up.
@@ -383,11 +276,11 @@ class Scheduler:
             while (nxt := next_after(job, cursor)) is not None and nxt <= now:
                 missed += 1
                 cursor = nxt
-        held = state["next_run_at"] and _parse(state["next_run_at"]) <= now  # during a backoff
+        held = state["next_run_at"] and parse_iso(state["next_run_at"]) <= now  # during a backoff
         following = (
             next_after(job, now)
             if slot_due or held
-            else (_parse(state["next_run_at"]) if state["next_run_at"] else None)
+            else (parse_iso(state["next_run_at"]) if state["next_run_at"] else None)
         )
         claimed = None
         with immediate(self.db):
@@ -397,7 +290,7 @@ class Scheduler:
                 "UPDATE job_state SET next_run_at = ?, retry_at = NULL WHERE job_id = ? "
                 "AND next_run_at IS ? AND retry_at IS ?",
                 (
-                    _iso(following) if following else None,
+                    iso_seconds(following) if following else None,
                     job.id,
                     state["next_run_at"],
                     state["retry_at"],
@@ -415,13 +308,14 @@ class Scheduler:
                         "collapsed into one catch-up run",
                     )
                 )
-            if job.kind == "heartbeat" and not _in_active_hours(job, now):
+            if job.kind == "heartbeat" and not in_active_hours(job, now):
                 out.append(self._record(job, slot, "skipped", "outside active hours"))
             elif job.kind == "heartbeat" and self.busy():
                 # Never dropped, never pushed a whole interval away: retried in seconds.
                 retry = now + timedelta(seconds=BUSY_RETRY_S)
                 self.db.execute(
-                    "UPDATE job_state SET retry_at = ? WHERE job_id = ?", (_iso(retry), job.id)
+                    "UPDATE job_state SET retry_at = ? WHERE job_id = ?",
+                    (iso_seconds(retry), job.id),
                 )
                 out.append(
                     self._record(
@@ -432,14 +326,14 @@ class Scheduler:
                     )
                 )
             else:
-                claimed = self._claim(job, _iso(slot), 1)
+                claimed = self._claim(job, iso_seconds(slot), 1)
         if claimed is not None:
             out.append(self._run_claimed(job, claimed))
         return out
 
     def run_now(self, job_id: str) -> Run:
         job = self.job(job_id)
-        return self._execute(job, _iso(self.clock()))
+        return self._execute(job, iso_seconds(self.clock()))
 
     def _execute(self, job: Job, slot: str, attempt: int = 1) -> Run:
         with immediate(self.db):
@@ -452,7 +346,13 @@ class Scheduler:
             self.db.execute(
                 "INSERT INTO runs (job_id, slot, attempt, status, started_at, claim_until) "
                 "VALUES (?, ?, ?, 'running', ?, ?) RETURNING id",
-                (job.id, slot, attempt, _iso(now), _iso(now + timedelta(seconds=LEASE_S))),
+                (
+                    job.id,
+                    slot,
+                    attempt,
+                    iso_seconds(now),
+                    iso_seconds(now + timedelta(seconds=LEASE_S)),
+                ),
             ).fetchone()[0]
         )
 
@@ -480,7 +380,7 @@ class Scheduler:
         retry = self.clock() + timedelta(seconds=wait)
         self.db.execute(
             "UPDATE job_state SET failures = ?, retry_at = ? WHERE job_id = ?",
-            (failures, _iso(retry), job.id),
+            (failures, iso_seconds(retry), job.id),
         )
         return self._finish(run_id, "error", None, f"{reason}; retry in {wait} s")
 
@@ -492,20 +392,20 @@ class Scheduler:
             return
         self.db.execute(
             "INSERT INTO inbox (run_id, job_id, text, at) VALUES (?, ?, ?, ?)",
-            (run_id, job.id, text, _iso(self.clock())),
+            (run_id, job.id, text, iso_seconds(self.clock())),
         )
 
     def _record(self, job: Job, slot: datetime, status: str, reason: str) -> Run:
-        now = _iso(self.clock())
+        now = iso_seconds(self.clock())
         run_id = self.db.execute(
             "INSERT INTO runs (job_id, slot, status, reason, started_at, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-            (job.id, _iso(slot), status, reason, now, now),
+            (job.id, iso_seconds(slot), status, reason, now, now),
         ).fetchone()[0]
         return self._announce(run_id)
 
     def _finish(self, run_id: int, status: str, output: str | None, reason: str | None) -> Run:
-        now = _iso(self.clock())
+        now = iso_seconds(self.clock())
         self.db.execute(
             "UPDATE runs SET status = ?, output = ?, reason = ?, finished_at = ?, "
             "claim_until = NULL WHERE id = ?",

@@ -146,7 +146,7 @@ def _terms(store: SQLStore, repair: bool) -> Check:
         for fid in wrong + orphans:
             store.query("DELETE FROM terms WHERE fact_id = ?", (fid,))
         for fid in wrong:
-            store.index_fact(facts[fid][0], fid, facts[fid][1])
+            store.index_fact(facts[fid][0], fid, index_terms(facts[fid][1]))
         check.repaired.append(f"re-filed {len(wrong)} facts, dropped {len(orphans)} orphans")
     return check
 

@@ -17,6 +17,7 @@ from typing import Any
 from ankita._errors import InvalidInput, StoreError
 from ankita._models import EVENT_TYPES, Event, Fact
 from ankita._validate import validate_id, validate_kind, validate_text
+from ankita.search._index import index_terms
 from ankita.store._sql import SQLStore
 
 FORMAT = 1
@@ -291,7 +292,7 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
             raise StoreError("the store's event ids are used up")
         new = {number: start + i for i, number in enumerate(sorted(numbers), 1)}
         for fact in facts:
-            store.insert_fact(fact)
+            store.insert_fact(fact, index_terms(fact.text))
         for a, b, created_at in links:
             store.add_link(user, a, b, created_at)
         for event in events:

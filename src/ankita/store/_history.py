@@ -7,6 +7,7 @@ from typing import Any
 from ankita._errors import NotFound, UndoError
 from ankita._models import Event, Fact
 from ankita.store._sql import SQLStore
+from ankita.store._sqlbase import TermsOf
 
 
 def _need(store: SQLStore, user: str, fact_id: str, event: Event) -> Fact:
@@ -19,7 +20,7 @@ def _need(store: SQLStore, user: str, fact_id: str, event: Event) -> Fact:
     return fact
 
 
-def _reverse(store: SQLStore, user: str, event: Event) -> None:
+def _reverse(store: SQLStore, user: str, event: Event, terms_of: TermsOf) -> None:
     """Reverse one event in place; raise UndoError if the store has moved on."""
     data: dict[str, Any] = event.data
     kind = event.type
@@ -40,7 +41,7 @@ def _reverse(store: SQLStore, user: str, event: Event) -> None:
         fact = _need(store, user, event.fact_id, event)
         if fact.text != data["after"]:
             raise UndoError(f"the text of {fact.id} changed again since event {event.id}")
-        store.update_fact(fact.id, text=data["before"])
+        store.update_fact(fact.id, terms_of(data["before"]), text=data["before"])
     elif kind == "reactivate":
         _need(store, user, event.fact_id, event)
         store.update_fact(event.fact_id, status="superseded")
@@ -64,7 +65,7 @@ def _reverse(store: SQLStore, user: str, event: Event) -> None:
         if store.get_fact(user, event.fact_id) is not None:
             raise UndoError(f"fact {event.fact_id} exists again; nothing to restore")
         snap = data["fact"]
-        store.insert_fact(Fact(**{**snap, "conflicts_with": ()}))
+        store.insert_fact(Fact(**{**snap, "conflicts_with": ()}), terms_of(snap["text"]))
         for other in snap.get("conflicts_with", []):
             if store.get_fact(user, other) is not None:
                 store.add_link(user, event.fact_id, other, event.at)
@@ -72,7 +73,7 @@ def _reverse(store: SQLStore, user: str, event: Event) -> None:
         raise UndoError(f"events of type {kind!r} cannot be undone")
 
 
-def undo(store: SQLStore, user: str, event_id: int, op: str, at: str) -> Event:
+def undo(store: SQLStore, user: str, event_id: int, op: str, at: str, terms_of: TermsOf) -> Event:
     """Undo the whole operation that `event_id` belongs to. Call inside a transaction."""
     event = store.event(user, event_id)
     if event is None:
@@ -83,7 +84,7 @@ def undo(store: SQLStore, user: str, event_id: int, op: str, at: str) -> Event:
     if any(e.undone_by is not None for e in group):
         raise UndoError(f"event {event_id} was already undone")
     for item in reversed(group):
-        _reverse(store, user, item)
+        _reverse(store, user, item, terms_of)
     undo_id = store.add_event(
         user,
         op,

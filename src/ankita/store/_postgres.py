@@ -149,7 +149,6 @@ class PostgresStore(SQLStore):
         try:
             self.has_pgvector = self._enable_pgvector()
             self._migrate()
-            self.refresh_terms()
         except BaseException as exc:
             self.db.close()
             if isinstance(exc, psycopg.Error):

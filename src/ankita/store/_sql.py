@@ -148,7 +148,8 @@ class SQLStore(TermsSQL, RecordsSQL):
             f"WHERE {clause} AND {self._user_filter} = ? ORDER BY seq", [*params, user], links
         )
 
-    def insert_fact(self, fact: Fact) -> None:
+    def insert_fact(self, fact: Fact, terms: frozenset[str]) -> None:
+        """Store a new fact, filed under `terms` (its index terms)."""
         self._run(
             f"INSERT INTO facts ({FACT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -165,9 +166,12 @@ class SQLStore(TermsSQL, RecordsSQL):
                 fact.mentions,
             ),
         )
-        self.index_fact(fact.user, fact.id, fact.text)
+        self.index_fact(fact.user, fact.id, terms)
 
-    def update_fact(self, fact_id: str, **fields: Any) -> None:
+    def update_fact(self, fact_id: str, terms: frozenset[str] | None = None, **fields: Any) -> None:
+        """Change fields of a fact; a new `text` comes with its index `terms`."""
+        if "text" in fields and terms is None:
+            raise TypeError("a new text is filed under its terms: pass terms=")
         if "pinned" in fields:
             fields["pinned"] = int(fields["pinned"])
         sets = ", ".join(f"{name} = ?" for name in fields)
@@ -177,8 +181,8 @@ class SQLStore(TermsSQL, RecordsSQL):
             self._run("DELETE FROM terms WHERE fact_id = ?", (fact_id,))
             # A vector always belongs to the current text, of every model; reindex fills gaps.
             self.delete_vectors(fact_id)
-            if row:
-                self.index_fact(row[0], fact_id, fields["text"])
+            if row and terms is not None:
+                self.index_fact(row[0], fact_id, terms)
 
     def delete_fact(self, fact_id: str) -> None:
         row = self._run('SELECT "user" FROM facts WHERE id = ?', (fact_id,)).fetchone()

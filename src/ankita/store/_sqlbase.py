@@ -18,6 +18,9 @@ from ankita._errors import StoreError
 from ankita._models import Fact
 
 F = TypeVar("F")
+# A fact's index terms from its text (`search/_index.index_terms`): handed to the store, which
+# files what it is given and computes nothing.
+TermsOf = Callable[[str], frozenset[str]]
 FACT_COLUMNS = (
     'id, "user", text, kind, pinned, status, source, created_at, updated_at, '
     "last_confirmed_at, mentions"

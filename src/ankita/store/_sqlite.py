@@ -131,16 +131,6 @@ _M003 = [
 ]
 
 
-def _backfill_terms(db: sqlite3.Connection) -> None:
-    from ankita.search._index import index_terms
-
-    rows = db.execute("SELECT id, user, text FROM facts").fetchall()
-    db.executemany(
-        "INSERT OR IGNORE INTO terms VALUES (?, ?, ?)",
-        [(user, term, fact_id) for fact_id, user, text in rows for term in index_terms(text)],
-    )
-
-
 # Candidate search (docs/scale.md): postings of index terms; and vectors get a sequence number
 # that is never reused, so an in-memory matrix can catch up with `seq > last seen`.
 _M004: list[Any] = [
@@ -151,7 +141,9 @@ _M004: list[Any] = [
         PRIMARY KEY (user, term, fact_id)
     ) WITHOUT ROWID""",
     "CREATE INDEX terms_fact ON terms (fact_id)",
-    _backfill_terms,
+    # Filed by the first memory that opens the store (`refresh_terms`): the store has no text
+    # analysis of its own.
+    "DELETE FROM meta WHERE key = 'analyzer'",
     """CREATE TABLE vectors_new (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         fact_id TEXT NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
@@ -294,7 +286,6 @@ class SQLiteStore(SQLStore):
                 self.db.execute(f"PRAGMA wal_autocheckpoint = {_Checkpointer.FALLBACK_PAGES}")
             self.db.execute("PRAGMA synchronous = NORMAL")
             self._retry(self._migrate)
-            self.refresh_terms()
         except sqlite3.Error as exc:
             raise StoreError(describe(self.path, exc)) from exc
 

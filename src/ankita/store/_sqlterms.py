@@ -14,6 +14,7 @@ from ankita.store._sqlbase import (
     PARTS_MAX,
     TERMS_MAX,
     SQLBase,
+    TermsOf,
     padded_list,
     placeholders,
 )
@@ -22,17 +23,14 @@ from ankita.store._sqlbase import (
 class TermsSQL(SQLBase):
     """Postings: each fact's index terms, and the log of their changes."""
 
-    def refresh_terms(self) -> int:
-        """Refile every fact if the store was indexed by another text analysis (an upgrade
-        changed stemming or stop-words): facts found before must still be found. Returns how
-        many facts were refiled."""
-        from ankita.search._index import (
-            ANALYZER_VERSION,
-        )
+    def refresh_terms(self, version: str, terms_of: TermsOf) -> int:
+        """Refile every fact if the store was indexed by another text analysis than `version`
+        (an upgrade changed stemming or stop-words, or a store from before the terms): facts
+        found before must still be found. Returns how many facts were refiled."""
 
         def current() -> bool:
             row = self._run("SELECT value FROM meta WHERE key = 'analyzer'").fetchone()
-            return bool(row) and row[0] == ANALYZER_VERSION
+            return bool(row) and row[0] == version
 
         if current():
             return 0
@@ -42,25 +40,22 @@ class TermsSQL(SQLBase):
             rows = self._run('SELECT id, "user", text FROM facts').fetchall()
             self._run("DELETE FROM terms")
             for fact_id, user, text in rows:
-                self.index_fact(user, fact_id, text, logged=False)
+                self.index_fact(user, fact_id, terms_of(text), logged=False)
             if rows:
                 self._log_terms(None, None)  # every user's postings changed
             self._run(
                 "INSERT INTO meta (key, value) VALUES ('analyzer', ?) ON CONFLICT (key) "
                 "DO UPDATE SET value = excluded.value",
-                (ANALYZER_VERSION,),
+                (version,),
             )
         return len(rows)
 
-    def index_fact(self, user: str, fact_id: str, text: str, logged: bool = True) -> None:
+    def index_fact(
+        self, user: str, fact_id: str, terms: frozenset[str], logged: bool = True
+    ) -> None:
         """File the fact under its candidate-search terms (docs/scale.md)."""
-        from ankita.search._index import (
-            index_terms,
-        )
-
         # Every caller files a new fact, or one whose postings it has just deleted: so these
         # are all of the fact's postings.
-        terms = index_terms(text)
         self._run_many(
             'INSERT INTO terms ("user", term, fact_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
             [(user, term, fact_id) for term in sorted(terms)],
