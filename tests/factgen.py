@@ -62,7 +62,7 @@ def fact(rng: random.Random) -> tuple[str, str]:
         ("relationship", f"{n} doesn't live in {p} anymore"),
         ("relationship", f"{n} {rng.choice(['loves', 'hates'])} {t}"),
         ("location", f"I lived in {p} for {rng.randint(2, 9)} years"),
-        # Named changes, which meet each other only through a name (`_index.NAME_BOUND`).
+        # Named changes, which meet each other only through a name (`_index.Field.NAME_BOUND`).
         ("location", f"My {rng.choice(['friend', 'sister'])} {n} moved to {p}"),
         (
             "location",

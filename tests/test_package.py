@@ -107,3 +107,25 @@ def test_the_wheel_carries_the_data_and_the_review_page(tmp_path):
         "ankita/py.typed",
     ):
         assert needed in names, needed
+
+
+def test_actions_statuses_and_decisions_are_closed_sets_of_words(tmp_path):
+    """One vocabulary per thing (issue 36): a write's action, a fact's status and a pair's
+    decision are enums, each member equal to, printed as and serialised as its word."""
+    import json
+
+    from ankita import Action, Decision, Memory, Status
+
+    with Memory(tmp_path / "m.db", embedder="none") as memory:
+        first = memory.remember("I use Postgres at work")
+        again = memory.remember("I use Postgres at work")
+        stored = memory.get(first.fact.id)
+        compared = memory.compare("I live in Berlin", "I don't live in Berlin")
+    assert (first.action, again.action) == (Action.CREATED, Action.MERGED)
+    assert type(first.action) is Action and again.action == "merged"
+    assert type(stored.status) is Status and stored.status == "active"
+    assert type(compared.action) is Decision and compared.action == "conflict"
+    assert json.loads(json.dumps(again.to_dict()))["action"] == "merged"
+    assert f"{again.action} / {stored.status}" == "merged / active"
+    with pytest.raises(ValueError):
+        ankita.Fact(**{**stored.to_dict(), "status": "deleted", "conflicts_with": ()})

@@ -17,22 +17,32 @@ from ankita._errors import (
     UndoError,
 )
 from ankita._memory import Memory
-from ankita._models import NOTICE, Conflict, Event, Fact, Recall, RecalledFact, WriteResult
-from ankita.analysis._cues import (
-    Finding,
+from ankita._models import (
+    NOTICE,
+    Action,
+    Conflict,
+    Event,
+    Fact,
+    Recall,
+    RecalledFact,
+    Status,
+    WriteResult,
 )
-from ankita.analysis._decision import Comparison
+from ankita.analysis._cues import Finding
+from ankita.analysis._decision import Comparison, Decision
 from ankita.embed._embedders import Embedder, register
 
 __version__ = "0.1.0"
 
 __all__ = [
     "NOTICE",
+    "Action",
     "AnkitaError",
     "ChannelError",
     "Comparison",
     "ConfigError",
     "Conflict",
+    "Decision",
     "Embedder",
     "Event",
     "Fact",
@@ -44,6 +54,7 @@ __all__ = [
     "Recall",
     "RecalledFact",
     "Settings",
+    "Status",
     "StoreError",
     "UndoError",
     "WriteResult",

@@ -3,12 +3,39 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
 
 NOTICE = (
     "Some facts conflict with each other. "
     "Ask the user which is current instead of asserting either."
 )
+
+
+class WordEnum(str, Enum):
+    """A closed set of words, each equal to its string: "merged" == Action.MERGED, and it
+    prints, formats and serialises as the word itself."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Action(WordEnum):
+    """What one write did (`WriteResult.action`)."""
+
+    CREATED = "created"
+    MERGED = "merged"  # into an existing fact: one fact, not two
+    CONFLICT = "conflict"  # created, and flagged against the facts it disagrees with
+
+
+class Status(WordEnum):
+    """Where a fact stands (`Fact.status`)."""
+
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"  # the user kept another fact over it; history, not deleted
 
 
 @dataclass(frozen=True)
@@ -20,13 +47,17 @@ class Fact:
     kind: str
     user: str
     pinned: bool
-    status: str  # "active" | "superseded"
+    status: Status
     source: str | None
     created_at: str
     updated_at: str
     last_confirmed_at: str
     mentions: int
     conflicts_with: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Built from rows and snapshots too: every fact holds a Status, never a bare string.
+        object.__setattr__(self, "status", Status(self.status))
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -38,7 +69,7 @@ class Fact:
 class WriteResult:
     """What one `remember` did (SPEC §2.6)."""
 
-    action: str  # "created" | "merged" | "conflict"
+    action: Action
     fact: Fact
     merged_into: str | None
     conflicts_with: tuple[str, ...]
@@ -47,6 +78,9 @@ class WriteResult:
     reason: str
     event_id: int
     embedding_error: str | None = None  # set when the embedder failed and scores are lexical
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action", Action(self.action))
 
     def to_dict(self) -> dict[str, Any]:
         return {

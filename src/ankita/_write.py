@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from ankita._config import Settings
 from ankita._errors import EmbedderError, JudgeError
-from ankita._models import Fact, WriteResult
+from ankita._models import Action, Fact, Status, WriteResult
 from ankita.analysis._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
@@ -248,7 +248,7 @@ class Writer:
             kind=kind,
             user=self.user,
             pinned=pinned,
-            status="active",
+            status=Status.ACTIVE,
             source=source,
             created_at=at,
             updated_at=at,
@@ -262,10 +262,10 @@ class Writer:
         best: Comparison | None
         if flagged:
             best = max(flagged, key=lambda cf: cf[0].score)[0]
-            action, reason = "conflict", best.reason
+            action, reason = Action.CONFLICT, best.reason
         else:
             best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
-            action = "created"
+            action = Action.CREATED
             reason = best.reason if best else "no stored fact is close enough to compare with"
         event_id = store.add_event(
             self.user,
@@ -373,7 +373,7 @@ class Writer:
         merged = store.get_fact(self.user, fact.id)
         assert merged is not None
         return WriteResult(
-            action="merged",
+            action=Action.MERGED,
             fact=merged,
             merged_into=fact.id,
             conflicts_with=merged.conflicts_with,

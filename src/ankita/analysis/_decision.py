@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ankita._config import Settings
+from ankita._models import WordEnum
 from ankita.analysis._attributes import attribute_keys
 from ankita.analysis._change import (
     only_ends,
@@ -55,7 +56,16 @@ from ankita.analysis._text import (
     tokens,
 )
 
-MERGE, CONFLICT, CREATE = "merge", "conflict", "create"
+
+class Decision(WordEnum):
+    """What one new fact should do to one stored fact (`Comparison.action`)."""
+
+    MERGE = "merge"
+    CONFLICT = "conflict"
+    CREATE = "create"
+
+
+MERGE, CONFLICT, CREATE = Decision.MERGE, Decision.CONFLICT, Decision.CREATE
 MERGE_ONLY_CHECKS = frozenset({"different"})
 SEMANTIC_FRAME_CHECKS = frozenset({"negation", "opposites", "change_of_state"})
 
@@ -64,7 +74,7 @@ SEMANTIC_FRAME_CHECKS = frozenset({"negation", "opposites", "change_of_state"})
 class Comparison:
     """Everything known about one pair, and the decision it leads to."""
 
-    action: str  # merge | conflict | create
+    action: Decision
     score: float
     method: str  # "lexical" or "embedding:<model>"
     lexical: LexicalScore
@@ -363,7 +373,7 @@ def compare_texts(
         ("not about different people", not different_people),
     )
 
-    def result(action: str, reason: str) -> Comparison:
+    def result(action: Decision, reason: str) -> Comparison:
         return Comparison(
             action,
             round(score, 6),

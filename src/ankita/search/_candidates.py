@@ -14,12 +14,7 @@ from ankita._config import Settings
 from ankita._models import Fact
 from ankita.analysis._similarity import SHORT_LINK_SCORE
 from ankita.search._index import (
-    ENDED_SLOT,
-    NAME_BOUND,
-    OPPOSITE_TAG,
-    POLAR_FLAG,
-    SLOT,
-    SUBJECT_TAG,
+    Field,
     lookup_for,
     other_people,
     short_partners,
@@ -86,7 +81,7 @@ class CandidateSearch:
         narrow = Narrow(
             merge_line - 1e-4,
             kind,
-            frozenset(OPPOSITE_TAG + w for w in lookup.opposed),
+            frozenset(Field.OPPOSITE + w for w in lookup.opposed),
             every=lookup.shifts or not detect,
             drop=other_people(text) if detect else frozenset(),
         )
@@ -149,17 +144,17 @@ class CandidateSearch:
             if lookup.short is None or conflict_line <= 0
             else short_partners(lookup.short, lookup.shifts, conflict_line)
         )
-        short = tuple(f"h{c}:" for c in partners)
+        short = tuple(Field.short(c) for c in partners)
         asks = [Ask(("",), (Group(lookup.specific, frozenset()),))]
         names: list[Ask] = []
         if not (
             self.settings.detect_disagreement and conflict_line >= 0.5 and dedup > SHORT_LINK_SCORE
         ):
             # Outside the bounds docs/scale.md proves for: every fact sharing a word.
-            asks.append(Ask(("c:",), groups))
+            asks.append(Ask((Field.WORD,), groups))
         elif not lookup.named and not lookup.name_bound:
             # Two shared words, or one with a short fact of a partner class.
-            asks += [Ask(("c:",), groups, 2), Ask(short, groups)]
+            asks += [Ask((Field.WORD,), groups, 2), Ask(short, groups)]
         else:
             # A fact holding a name this one lacks, while this one holds a name it lacks, is
             # about something else: it counts only if it holds one of our names, we hold
@@ -168,25 +163,38 @@ class CandidateSearch:
             # that are `name_bound`; a named change that replaces a value ("My friend Kalo
             # moved to Lyon") may still meet a named fact that is not ("My friend is called
             # Zeni"), through a change-of-state finding.
-            unless = NAME_BOUND if lookup.name_bound else None
+            unless = Field.NAME_BOUND if lookup.name_bound else None
             words, shorts = (
-                (("o:",), tuple(f"ho{c}:" for c in partners)) if lookup.named else (("c:",), short)
+                ((Field.OPEN_WORD,), tuple(Field.short(c, True) for c in partners))
+                if lookup.named
+                else ((Field.WORD,), short)
             )
             asks += [Ask(words, groups, 2, unless=unless), Ask(shorts, groups, unless=unless)]
             # One of its names is one of our words, or one of ours one of its words: that
             # name is a shared word, and the rule of two shared words (or one with a short
             # partner) still holds.
-            names = [Ask(("n:",), groups), Ask(("c:",), lookup.name_groups)]
-            asks += [Ask(("c:",), groups, 2, same_name=True), Ask(short, groups, same_name=True)]
+            names = [Ask((Field.NAME,), groups), Ask((Field.WORD,), lookup.name_groups)]
+            asks += [
+                Ask((Field.WORD,), groups, 2, same_name=True),
+                Ask(short, groups, same_name=True),
+            ]
             # Its name extends our initials ("UK"), or one of our names may be an acronym of
             # its capitalised words: such a name shares no word, so every one counts.
-            asks += [Ask(("n:",), lookup.initials_groups), Ask(("r:",), lookup.acronym_groups)]
+            asks += [
+                Ask((Field.NAME,), lookup.initials_groups),
+                Ask((Field.INITIALS,), lookup.acronym_groups),
+            ]
             # Jaccard >= dedup with a word apart on each side needs this many shared words.
             if dedup < 1:
-                asks.append(Ask(("c:",), groups, max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9))))
+                asks.append(
+                    Ask((Field.WORD,), groups, max(2, math.ceil(2 * dedup / (1 - dedup) - 1e-9)))
+                )
         # A fact that only ends something makes no `value` finding with another such fact.
         return Question(
-            tuple(asks), tuple(names), lookup.slots, (SLOT,) if lookup.ends else (SLOT, ENDED_SLOT)
+            tuple(asks),
+            tuple(names),
+            lookup.slots,
+            (Field.SLOT,) if lookup.ends else (Field.SLOT, Field.ENDED_SLOT),
         )
 
     def plan(
@@ -229,9 +237,11 @@ class CandidateSearch:
         if narrow is None or (narrow.every and not narrow.drop):
             return found  # the caller keeps only facts of its kind
         # The flag and tags that the in-memory index keeps beside its rows, read for these.
-        terms = store.terms_under(self.user, (POLAR_FLAG, OPPOSITE_TAG, SUBJECT_TAG), list(found))
+        terms = store.terms_under(
+            self.user, (Field.POLAR, Field.OPPOSITE, Field.SUBJECT), list(found)
+        )
         dropped = {i for i, term in terms if term in narrow.drop}
-        let = {i for i, term in terms if term == POLAR_FLAG or term in narrow.tags}
+        let = {i for i, term in terms if term == Field.POLAR or term in narrow.tags}
         return {
             i: cos
             for i, cos in found.items()
@@ -242,7 +252,7 @@ class CandidateSearch:
         index = self.vector_indexes.get(model)
         if index is None:
             index = self.vector_indexes[model] = VectorIndex(
-                self.user, model, flag=POLAR_FLAG, tag_prefixes=(OPPOSITE_TAG, SUBJECT_TAG)
+                self.user, model, flag=Field.POLAR, tag_prefixes=(Field.OPPOSITE, Field.SUBJECT)
             )
         index.sync(store)
         return index

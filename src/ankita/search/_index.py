@@ -62,16 +62,33 @@ from ankita.analysis._text import (
 )
 from ankita.store._ask import Group
 
-SLOT = "s:"  # a span a `value` finding could be read from
-# The same, for a fact whose change only ends something ("I quit working on X"): two such facts
-# never make a `value` finding (`_slots.check_value`), so such a new fact skips them.
-ENDED_SLOT = "se:"
-POLAR_FLAG = "q:"  # filed if the fact negates or states a change
-OPPOSITE_TAG = "p:"  # filed under each of its word forms that has an opposite
-SUBJECT_TAG = "u:"  # filed under who the fact is about, when its first words say (`subject`)
-# Filed if every clause of the fact is `name_bound`: between two such facts no change of state
-# lifts the name rule.
-NAME_BOUND = "nq:"
+
+class Field:
+    """The kinds of index terms: a term is its kind's prefix and a word or a key (the prefixes
+    are what stores hold, so they never change without an `ANALYZER_VERSION` bump)."""
+
+    WORD = "c:"  # each content word of the fact and of each clause (prefix rule)
+    OPEN_WORD = "o:"  # the same, for a fact that holds no firm name (open to any fact)
+    NAME = "n:"  # each firm name
+    INITIALS = "r:"  # runs of capitals a name may be the acronym of
+    ATTRIBUTE = "a:"  # a single-valued attribute of the user (`_attributes`)
+    SLOT = "s:"  # a span a `value` finding could be read from
+    # The same, for a fact whose change only ends something ("I quit working on X"): two such
+    # facts never make a `value` finding (`_slots.check_value`), so such a new fact skips them.
+    ENDED_SLOT = "se:"
+    POLAR = "q:"  # filed if the fact negates or states a change
+    OPPOSITE = "p:"  # filed under each of its word forms that has an opposite
+    SUBJECT = "u:"  # filed under who the fact is about, when its first words say (`subject`)
+    # Filed if every clause of the fact is `name_bound`: between two such facts no change of
+    # state lifts the name rule.
+    NAME_BOUND = "nq:"
+
+    @staticmethod
+    def short(core_class: str, open_: bool = False) -> str:
+        """A short fact's words again, under its class (`short_classes`); `open_` as for
+        OPEN_WORD."""
+        return f"ho{core_class}:" if open_ else f"h{core_class}:"
+
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
@@ -166,9 +183,9 @@ def index_terms(text: str) -> frozenset[str]:
     every = units(text)
     # Only if every clause is: a clause that is not may meet a stated change in a clause of
     # the new fact through a change-of-state finding.
-    flag = {NAME_BOUND} if all(name_bound(unit) for unit in every) else set()
+    flag = {Field.NAME_BOUND} if all(name_bound(unit) for unit in every) else set()
     return frozenset().union(
-        *(_unit_terms(unit) for unit in every), {SUBJECT_TAG + who} if who else (), flag
+        *(_unit_terms(unit) for unit in every), {Field.SUBJECT + who} if who else (), flag
     )
 
 
@@ -179,31 +196,32 @@ def other_people(text: str) -> frozenset[str]:
     if subject(text) != "self":
         return frozenset()
     # The very test `other_subjects` makes, so that nothing it keeps is dropped.
-    return frozenset(f"{SUBJECT_TAG}my {p}" for p in PEOPLE if not mentions(p, text))
+    return frozenset(f"{Field.SUBJECT}my {p}" for p in PEOPLE if not mentions(p, text))
 
 
 def _unit_terms(text: str) -> frozenset[str]:
-    """`c:` each content word; `s:` slot keys; `a:` attributes; `n:` each firm name; `r:`
-    initials runs. The same words again under `h<class>:` for each short class
-    (`short_classes`), and, if the text holds no firm name (open to any fact sharing its
-    words), under `o:` and `ho<class>:`. For the vector tier: `q:` if it negates or states a
-    change, `p:` each word form that has an opposite. Word forms with an opposite count as
+    """`Field.WORD` each content word; `SLOT` slot keys; `ATTRIBUTE` attributes; `NAME` each
+    firm name; `INITIALS` initials runs. The same words again under `Field.short(class)` for
+    each short class (`short_classes`), and, if the text holds no firm name (open to any fact
+    sharing its words), under `OPEN_WORD` and `Field.short(class, open_=True)`. For the vector
+    tier: `POLAR` if it negates or states a change, `OPPOSITE` each word form that has an
+    opposite. Word forms with an opposite count as
     content words here even when they are filler ("like"): a frame holds the opposites' slot
     on both sides, so a new fact's opposites group must find them."""
     slots = {w for w in opposite_forms(text) if any(slotted(w, o) for o in OPPOSITE_OF[w])}
     words = content_words(text) | slots | {stem(w) for w in slots}
     open_ = not named(text)
-    fields = ["c:"] + (["o:"] if open_ else [])
+    fields = [Field.WORD] + ([Field.OPEN_WORD] if open_ else [])
     for cls in short_classes(text):
-        fields += [f"h{cls}:", f"ho{cls}:"] if open_ else [f"h{cls}:"]
+        fields += [Field.short(cls), Field.short(cls, True)] if open_ else [Field.short(cls)]
     return frozenset(
         {f + w for f in fields for w in words}
-        | {(ENDED_SLOT if only_ends(text) else SLOT) + k for k in value_slot_keys(text)}
-        | {"a:" + k for k in attribute_keys(text)}
-        | {"n:" + w for w in firm_names(text)}
-        | {"r:" + run for run in acronyms(text)}
-        | ({POLAR_FLAG} if _shifts(text) else set())
-        | {OPPOSITE_TAG + w for w in opposite_forms(text)}
+        | {(Field.ENDED_SLOT if only_ends(text) else Field.SLOT) + k for k in value_slot_keys(text)}
+        | {Field.ATTRIBUTE + k for k in attribute_keys(text)}
+        | {Field.NAME + w for w in firm_names(text)}
+        | {Field.INITIALS + run for run in acronyms(text)}
+        | ({Field.POLAR} if _shifts(text) else set())
+        | {Field.OPPOSITE + w for w in opposite_forms(text)}
     )
 
 
@@ -267,7 +285,7 @@ def lookup_for(text: str) -> Lookup:
             span, wide = span & slots[key][0], wide and slots[key][1]
         slots[key] = (span, wide)
     return Lookup(
-        frozenset({"a:" + k for k in attribute_keys(text)}),
+        frozenset({Field.ATTRIBUTE + k for k in attribute_keys(text)}),
         tuple(sorted((k, *v) for k, v in slots.items())),
         tuple(groups),
         tuple(name_groups),

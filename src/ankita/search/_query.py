@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ankita.analysis._slots import (
     NARROW,
 )
-from ankita.search._index import ENDED_SLOT, SLOT
+from ankita.search._index import Field
 from ankita.store._ask import _TOP, Ask, Run, reads
 
 
@@ -25,7 +25,7 @@ class Question:
     asks: tuple[Ask, ...]
     names: tuple[Ask, ...] = ()
     slots: tuple[tuple[str, frozenset[str], bool], ...] = ()
-    slot_fields: tuple[str, ...] = (SLOT, ENDED_SLOT)
+    slot_fields: tuple[str, ...] = (Field.SLOT, Field.ENDED_SLOT)
 
 
 class TermQuery:
@@ -42,11 +42,21 @@ class TermQuery:
     many facts, and few of them are candidates.
 
     What a posting of the read answers is a target: `FOUND` (the fact is a candidate), q >= 0
-    (it answers a name of question q), or -2 - k: a candidate unless filed under the k-th term
-    of `flags`.
+    (it answers a name of question q), or `unless_flag(k)`: a candidate unless filed under the
+    k-th term of `flags`.
     """
 
     FOUND = -1
+
+    @staticmethod
+    def unless_flag(k: int) -> int:
+        """The target "a candidate unless filed under the k-th flag": -2, -3, ..., below FOUND."""
+        return -2 - k
+
+    @staticmethod
+    def flag_of(target: int) -> int:
+        """Which flag an `unless_flag` target names."""
+        return -2 - target
 
     def __init__(self, questions: tuple[Question, ...]) -> None:
         self.questions = questions
@@ -59,7 +69,12 @@ class TermQuery:
         for q, question in enumerate(questions):
             asks = [
                 *(
-                    (self.FOUND if a.unless is None else -2 - self.flags.index(a.unless), a)
+                    (
+                        self.FOUND
+                        if a.unless is None
+                        else self.unless_flag(self.flags.index(a.unless)),
+                        a,
+                    )
                     for a in question.asks
                 ),
                 *((q, a) for a in question.names),
@@ -136,7 +151,7 @@ class TermQuery:
                     if target == self.FOUND
                     else names[target]
                     if target >= 0
-                    else unless[-2 - target]
+                    else unless[self.flag_of(target)]
                 ).add(fact_id)
         for q, question in enumerate(self.questions):
             named = names[q]

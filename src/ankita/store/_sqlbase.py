@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ankita._errors import StoreError
-from ankita._models import Fact
+from ankita._models import Fact, Status
 
 F = TypeVar("F")
 # A fact's index terms from its text (`search/_index.index_terms`): handed to the store, which
@@ -43,6 +43,9 @@ FACT_ORDERS = {
 _new_object = object.__new__
 
 
+_STATUS = {status.value: status for status in Status}
+
+
 def row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
     # Filled in directly, not through the frozen dataclass's __init__ (a guarded setattr per
     # field): recall and the write path read hundreds of rows, and this is 4x cheaper.
@@ -53,7 +56,8 @@ def row_to_fact(row: Sequence[Any], links: tuple[str, ...]) -> Fact:
         kind=row[3],
         user=row[1],
         pinned=bool(row[4]),
-        status=row[5],
+        # A damaged row keeps its word, for `doctor` to report; a sound one holds a Status.
+        status=_STATUS.get(row[5], row[5]),
         source=row[6],
         created_at=row[7],
         updated_at=row[8],
