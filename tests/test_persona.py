@@ -250,3 +250,29 @@ def test_alternate_greetings_are_used_and_stable_per_session():
     assert seen == {"Evening, sam.", "Hey sam.", "Yo."}
     assert card.greeting("sam", "evening") == card.greeting("sam", "evening")
     assert card.greeting("sam") == "Evening, sam."  # no session: the first message
+
+
+def test_an_exported_card_is_private_and_a_bad_target_changes_nothing(tmp_path, monkeypatch):
+    """A card may hold what the user told it about themselves: the file is 0600, written
+    beside its target and renamed, and a target that cannot be written is a clear error."""
+    import os
+    import stat
+
+    monkeypatch.setenv("ANKITA_PERSONA", str(tmp_path / "persona.json"))
+    old = os.umask(0o022)
+    try:
+        runner = CliRunner()
+        for name in ("card.json", "card.png"):
+            out = tmp_path / name
+            result = runner.invoke(cli, ["persona", "export", str(out)])
+            assert result.exit_code == 0, result.output
+            assert stat.S_IMODE(out.stat().st_mode) == 0o600
+            assert not (tmp_path / f"{name}.partial").exists()
+        assert json.loads((tmp_path / "card.json").read_text())["data"]["name"] == "Ankita"
+        (tmp_path / "a-file").write_text("not a folder")
+        failed = runner.invoke(cli, ["persona", "export", str(tmp_path / "a-file" / "card.json")])
+        assert failed.exit_code == 2 and "cannot write" in failed.output
+        assert "Traceback" not in failed.output
+        assert (tmp_path / "a-file").read_text() == "not a folder"
+    finally:
+        os.umask(old)

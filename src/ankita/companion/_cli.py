@@ -17,6 +17,7 @@ from rich.markup import escape as esc
 
 from ankita._console import _memory, _print_json, console, err_console
 from ankita._errors import InvalidInput, ModelError, NotFound
+from ankita._files import replacing
 from ankita.companion._apps import AppIndex
 from ankita.companion._cardpng import card_text, with_card
 from ankita.companion._channels import Channels
@@ -109,15 +110,28 @@ def persona_import(file: Any) -> None:
 
 
 @persona.command(name="export")
-@click.argument("file", type=click.File("wb"), default="-")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True), default="-")
 @click.option("--image", type=click.File("rb"), help="With FILE.png: the picture to put it in.")
-def persona_export(file: Any, image: Any) -> None:
-    """Write the card as JSON (to FILE, or standard output), or into a PNG if FILE ends .png."""
+def persona_export(file: str, image: Any) -> None:
+    """Write the card as JSON (to FILE, or standard output), or into a PNG if FILE ends .png.
+    A file is written beside its target, then renamed over it, private (0600)."""
     text = load_persona(persona_path()).to_json()
-    if image or str(getattr(file, "name", "")).lower().endswith(".png"):
-        file.write(with_card(image.read() if image else None, text))
-    else:
-        file.write((text + "\n").encode())
+    data = (
+        with_card(image.read() if image else None, text)
+        if image or file.lower().endswith(".png")
+        else (text + "\n").encode()
+    )
+    if file == "-":
+        with click.open_file("-", "wb") as out:
+            out.write(data)
+        return
+    try:
+        with replacing(file) as partial:
+            partial.write_bytes(data)
+    except OSError as exc:
+        raise InvalidInput(
+            f"cannot write {file}: {exc.strerror or exc}; any earlier file there is unchanged"
+        ) from None
 
 
 @persona.command(name="edit")
