@@ -664,3 +664,13 @@ def test_a_fact_read_back_is_an_ordinary_frozen_fact(memory):
     assert stored.to_dict() == built.to_dict()
     with pytest.raises(dataclasses.FrozenInstanceError):
         stored.text = "changed"  # type: ignore[misc]
+
+
+def test_a_clock_replaced_after_opening_is_the_one_writes_use(tmp_path):
+    """The write engine holds the embedder, judge and clock; a memory's attributes are that one
+    copy, so replacing one on an open memory changes what its writes use."""
+    from datetime import datetime, timezone
+
+    with Memory(tmp_path / "m.db", embedder="none") as m:
+        m.clock = lambda: datetime(2030, 5, 6, 7, 8, tzinfo=timezone.utc)
+        assert m.remember("I live in Lyon").fact.created_at.startswith("2030-05-06T07:08")

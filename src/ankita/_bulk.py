@@ -11,7 +11,7 @@ from typing import Any
 
 from ankita._errors import EmbedderError
 from ankita._models import WriteResult
-from ankita._write import NewFact, Writer, pack_vector
+from ankita._write import NewFact, Writer, check_write, pack_vector
 from ankita.analysis._text import sentences
 
 IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction
@@ -32,7 +32,30 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def write_batches(
+def write_rows(
+    writer: Writer,
+    rows: list[dict[str, Any]],
+    batch_size: int = IMPORT_BATCH,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[WriteResult]:
+    """Rows ({"text", "kind"?, "pinned"?, "source"?}) written in order, one batch of results
+    at a time, so a large import need not hold every result. Validates every row before it
+    returns (not when first iterated)."""
+    checked = [
+        (
+            *check_write(
+                r.get("text"), r.get("kind") or "fact", r.get("pinned", False), r.get("source")
+            ),
+            r.get("pinned", False),
+            r.get("source"),
+        )
+        for r in rows
+    ]
+    batches = [checked[at : at + batch_size] for at in range(0, len(checked), batch_size)]
+    return _write_batches(writer, batches, len(checked), progress)
+
+
+def _write_batches(
     writer: Writer,
     batches: list[list[Row]],
     total: int,

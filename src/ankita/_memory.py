@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ankita._bulk import IMPORT_BATCH, embed_missing, write_batches
+from ankita._bulk import IMPORT_BATCH, embed_missing, write_rows
 from ankita._config import Settings, default_db_path
 from ankita._errors import InvalidInput, NotFound, UndoError
 from ankita._models import Conflict, Event, Fact, Recall, WriteResult
@@ -21,7 +21,7 @@ from ankita._validate import (
     validate_text,
     validate_user,
 )
-from ankita._write import NewFact, Writer, now_iso
+from ankita._write import NewFact, Writer, check_write, now_iso
 from ankita.analysis._decision import MERGE, Comparison, compare_texts, judge_asks, judged
 from ankita.analysis._plain import flagged_pair, older_newer
 from ankita.analysis._similarity import cosine
@@ -75,9 +75,6 @@ class Memory:
         self.settings = Settings(
             **{**base.__dict__, **{k: v for k, v in overrides.items() if v is not None}}
         )
-        self.embedder = resolve_embedder(embedder)
-        self.judge = resolve_judge(judge)
-        self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.path = str(path) if path is not None else str(default_db_path())
         if candidate_search not in CANDIDATE_MODES:
             raise InvalidInput(
@@ -93,16 +90,40 @@ class Memory:
         # A store filed by another text analysis (or none yet) is refiled once, here.
         self.store.refresh_terms(ANALYZER_VERSION, index_terms)
         self.path = self.store.path  # a database URL without its password
-        # The clock is read through this memory: a caller may replace it after opening.
         self._writer = Writer(
             self.user,
             self.settings,
             self.store,
             self._search,
-            self.embedder,
-            self.judge,
-            lambda: self.clock(),
+            resolve_embedder(embedder),
+            resolve_judge(judge),
+            clock or (lambda: datetime.now(timezone.utc)),
         )
+
+    # The writer holds these; a memory reads and replaces its one copy, so writes see a change.
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._writer.embedder
+
+    @embedder.setter
+    def embedder(self, value: Embedder | None) -> None:
+        self._writer.embedder = value
+
+    @property
+    def judge(self) -> ContradictionJudge | None:
+        return self._writer.judge
+
+    @judge.setter
+    def judge(self, value: ContradictionJudge | None) -> None:
+        self._writer.judge = value
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self._writer.clock
+
+    @clock.setter
+    def clock(self, value: Callable[[], datetime]) -> None:
+        self._writer.clock = value
 
     def close(self) -> None:
         self.store.close()
@@ -122,20 +143,11 @@ class Memory:
         self, text: str, kind: str = "fact", pinned: bool = False, source: str | None = None
     ) -> WriteResult:
         """Compare `text` with what is stored, then merge, flag a conflict, or create."""
-        text, kind = self._check_write(text, kind, pinned, source)
+        text, kind = check_write(text, kind, pinned, source)
         vector, parts, embedding_error = self._writer.embed(text)
         return self._writer.write(
             NewFact(text, kind, pinned, source, vector, parts, embedding_error)
         )
-
-    @staticmethod
-    def _check_write(text: object, kind: object, pinned: object, source: object) -> tuple[str, str]:
-        text, kind = validate_text(text), validate_kind(kind)
-        if not isinstance(pinned, bool):
-            raise InvalidInput("pinned must be true or false")
-        if source is not None:
-            validate_string(source, "source", 200)
-        return text, kind
 
     def remember_many(
         self,
@@ -147,28 +159,7 @@ class Memory:
         one `remember` each, but embedding a batch at a time (the next one while this one is
         written) and writing a batch per transaction. Every row is validated first, so bad
         input writes nothing."""
-        return list(self._remember_stream(rows, batch_size, progress))
-
-    def _remember_stream(
-        self,
-        rows: Rows,
-        batch_size: int = IMPORT_BATCH,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> Iterator[WriteResult]:
-        """`remember_many`, one batch of results at a time, so a large import need not hold
-        every result. Validates every row before it returns (not when first iterated)."""
-        checked = [
-            (
-                *self._check_write(
-                    r.get("text"), r.get("kind") or "fact", r.get("pinned", False), r.get("source")
-                ),
-                r.get("pinned", False),
-                r.get("source"),
-            )
-            for r in rows
-        ]
-        batches = [checked[at : at + batch_size] for at in range(0, len(checked), batch_size)]
-        return write_batches(self._writer, batches, len(checked), progress)
+        return list(write_rows(self._writer, rows, batch_size, progress))
 
     # -- reading --------------------------------------------------------------------------
 
@@ -452,7 +443,7 @@ class Memory:
         counts = {"created": 0, "merged": 0, "conflict": 0}
         rows = [{**row, "source": row.get("source") or "import"} for row in rows]
         # Counted as they come: a large import holds one batch of results, not all of them.
-        for result in self._remember_stream(rows, batch_size=batch_size, progress=progress):
+        for result in write_rows(self._writer, rows, batch_size, progress):
             counts[result.action] += 1
         return counts
 

@@ -12,8 +12,9 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ankita._config import Settings
-from ankita._errors import EmbedderError, JudgeError
+from ankita._errors import EmbedderError, InvalidInput, JudgeError
 from ankita._models import Action, Fact, Status, WriteResult
+from ankita._validate import validate_kind, validate_string, validate_text
 from ankita.analysis._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
@@ -46,6 +47,16 @@ class Step(NamedTuple):
     op: str
     at: str
     model: str | None
+
+
+def check_write(text: object, kind: object, pinned: object, source: object) -> tuple[str, str]:
+    """A write's text and kind, validated, with its pinned flag and source checked."""
+    text, kind = validate_text(text), validate_kind(kind)
+    if not isinstance(pinned, bool):
+        raise InvalidInput("pinned must be true or false")
+    if source is not None:
+        validate_string(source, "source", 200)
+    return text, kind
 
 
 def now_iso(clock: Callable[[], datetime]) -> str:

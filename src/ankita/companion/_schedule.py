@@ -3,7 +3,6 @@ next occurrence, grace window, active hours and target."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -110,14 +109,6 @@ def in_active_hours(job: Job, now: datetime) -> bool:
     start, end = time.fromisoformat(start_text), time.fromisoformat(end_text)
     local = now.astimezone(_zone(job.tz)).time()
     return start <= local < end if start <= end else (local >= start or local < end)
-
-
-Runner = Callable[[Job], str]  # returns the reply text; raises on failure
-Busy = Callable[[], bool]
-
-
-# (target, run id, text): hands a result to a channel; the run id makes a retry idempotent.
-Deliver = Callable[[str, int, str], None]
 
 
 def check_target(target: str) -> tuple[str, str] | None:

@@ -29,10 +29,7 @@ from ankita._errors import AnkitaError, InvalidInput, NotFound
 from ankita.companion._localdb import immediate, open_local
 from ankita.companion._replies import classify
 from ankita.companion._schedule import (
-    Busy,
-    Deliver,
     Job,
-    Runner,
     check_schedule,
     check_target,
     grace_s,
@@ -63,6 +60,14 @@ _SCHEMA = [
         id INTEGER PRIMARY KEY AUTOINCREMENT, run_id INTEGER NOT NULL, job_id TEXT NOT NULL,
         text TEXT NOT NULL, at TEXT NOT NULL)""",
 ]
+
+
+Runner = Callable[[Job], str]  # returns the reply text; raises on failure
+Busy = Callable[[], bool]
+
+
+# (target, run id, text): hands a result to a channel; the run id makes a retry idempotent.
+Deliver = Callable[[str, int, str], None]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from ankita.analysis._slots import (
     NARROW,
 )
 from ankita.search._index import Field
-from ankita.store._ask import _TOP, Ask, Run, reads
+from ankita.store._ask import TOP, Ask, Run, reads
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class TermQuery:
                 skip = words if wide else words.union([NARROW + w for w in words])
                 for field in question.slot_fields:
                     head = f"{field}{key}#"
-                    ranges.setdefault((head, head + (NARROW if wide else _TOP)), []).append(
+                    ranges.setdefault((head, head + (NARROW if wide else TOP)), []).append(
                         (self.FOUND, None, skip)
                     )
         # Postings of a term that only finds candidates are read without the term: the store

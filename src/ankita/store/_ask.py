@@ -32,7 +32,7 @@ class Ask:
 
 # A stored term extends a prefix when it sorts in [prefix, prefix + U+10FFFF): code point order,
 # which both backends use for the terms column.
-_TOP = "\U0010ffff"
+TOP = "\U0010ffff"
 # A word longer than this is read from this many letters on as one range of terms rather
 # than one seek per prefix (a generated or compound name brings dozens of prefixes).
 RUN = 8
@@ -65,7 +65,7 @@ def reads(field: str, group: Group) -> tuple[tuple[str, ...], tuple[Run, ...]]:
     runs = []
     for word in sorted(group.ranges):
         low = field + word[:RUN] if len(word) > RUN else field + word
-        high = field + word + _TOP
+        high = field + word + TOP
         runs.append(
             Run(
                 low,

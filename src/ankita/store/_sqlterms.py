@@ -6,10 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ankita.store._ask import (
-    Ask,
-    reads,
-)
+from ankita.store._ask import TOP, Ask, reads
 from ankita.store._sqlbase import (
     PARTS_MAX,
     TERMS_MAX,
@@ -227,7 +224,7 @@ class TermsSQL(SQLBase):
                 for r in self._run(
                     'SELECT fact_id, term FROM terms WHERE "user" = ? AND term >= ? AND term < ?'
                     + clause,
-                    [user, prefix, prefix + "\U0010ffff", *params],
+                    [user, prefix, prefix + TOP, *params],
                 ).fetchall()
             ]
         return out
