@@ -102,10 +102,19 @@ class FakeDiscord:
             return _json(body, status=status, headers=headers)
         body = await request.json()
         with self.changed:
+            # Discord's `enforce_nonce`: a second message with a nonce seen in the last few
+            # minutes gets the first message back, and nothing new is created.
+            nonce = body.get("nonce")
+            if body.get("enforce_nonce") and nonce is not None:
+                first = next((m for m in self.sent if m.get("nonce") == str(nonce)), None)
+                if first is not None:
+                    return _json(first)
             self.next_id += 1
             message = self._message(
                 str(self.next_id), request.match_info["channel"], BOT, body["content"]
             )
+            if nonce is not None:
+                message["nonce"] = str(nonce)
             self.sent.append(message)
             self.changed.notify_all()
         return _json(message)

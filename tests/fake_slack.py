@@ -1,7 +1,8 @@
 """A fake Slack on 127.0.0.1: the Web API methods the adapter uses (`auth.test`,
-`apps.connections.open`, `chat.postMessage`, with injected failures such as a 429 with
-Retry-After or `channel_not_found`) and a Socket Mode websocket that sends `hello`, delivers
-event envelopes and records every acknowledgement, with the moment it came.
+`apps.connections.open`, `chat.postMessage` with its message metadata, `conversations.history`,
+with injected failures such as a 429 with Retry-After or `channel_not_found`) and a Socket Mode
+websocket that sends `hello`, delivers event envelopes and records every acknowledgement, with
+the moment it came.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class FakeSlack:
     def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)
         app.router.add_get("/link", self._socket)
         return app
 
@@ -45,7 +47,9 @@ class FakeSlack:
         method = request.match_info["method"]
         token = request.headers.get("Authorization", "").removeprefix("Bearer ")
         raw = await request.read()
-        if request.content_type == "application/json":
+        if request.method == "GET":
+            form: dict[str, Any] = dict(request.query)
+        elif request.content_type == "application/json":
             form = json.loads(raw) if raw else {}
         else:
             form = dict(await request.post())
@@ -73,10 +77,32 @@ class FakeSlack:
                     "bot_id": "B1",
                 }
             )
+        if method == "conversations.history":
+            # Newest first, as Slack answers; metadata only when asked for.
+            with_metadata = form.get("include_all_metadata") in ("1", "true", True)
+            messages = [
+                {
+                    "type": "message",
+                    "user": BOT_USER,
+                    "text": m["text"],
+                    "ts": m["ts"],
+                    **({"metadata": m["metadata"]} if with_metadata and m["metadata"] else {}),
+                }
+                for m in reversed(self.posted)
+                if m["channel"] == form["channel"]
+            ][: int(form.get("limit", 100))]
+            return web.json_response({"ok": True, "messages": messages, "has_more": False})
         if method == "chat.postMessage":
             with self.changed:
                 ts = f"{time.time():.6f}"
-                self.posted.append({"channel": form["channel"], "text": form["text"], "ts": ts})
+                self.posted.append(
+                    {
+                        "channel": form["channel"],
+                        "text": form["text"],
+                        "ts": ts,
+                        "metadata": form.get("metadata"),
+                    }
+                )
                 self.changed.notify_all()
             return web.json_response(
                 {

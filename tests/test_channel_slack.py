@@ -62,7 +62,9 @@ def test_a_message_round_trip_acknowledged_only_after_it_is_stored(tmp_path, sla
         "channel": "DU1",
         "text": "Got it, I'll remember that.",
         "ts": slack.posted[0]["ts"],
+        "metadata": slack.posted[0]["metadata"],
     }
+    assert slack.posted[0]["metadata"]["event_type"] == "ankita_outbox"
     assert envelope in slack.acks and slack.acks[envelope] >= relay.stored_at["Ev1"]
     # Slack did not see the ack in time and sends the event again: answered once.
     again = slack.dm("U1", "I live in Lyon", event_id="Ev1", retry=1)

@@ -99,9 +99,11 @@ class Platform:
     def __init__(self, *answers):
         self.answers = list(answers)
         self.calls = []
+        self.attempts = []
 
-    def __call__(self, channel, chat_id, text):
+    def __call__(self, channel, chat_id, text, attempt):
         self.calls.append(text)
+        self.attempts.append(attempt)
         return self.answers.pop(0) if self.answers else Sent(str(len(self.calls)))
 
 
@@ -164,6 +166,7 @@ def test_a_crash_mid_send_sends_again_but_never_an_acknowledged_message(tmp_path
     first.enqueue("tg", "1", "acknowledged")
     first.enqueue("tg", "2", "in flight")
     first.drain(Platform())  # the first is sent and recorded; pacing holds the second
+    first_key = first.db.execute("SELECT send_key FROM outbox WHERE id = 2").fetchone()[0]
     first.db.execute(
         "UPDATE outbox SET status = 'sending', next_attempt_at = ? WHERE id = 2",
         ((clock.now + SEND_LEASE).isoformat(),),
@@ -177,7 +180,37 @@ def test_a_crash_mid_send_sends_again_but_never_an_acknowledged_message(tmp_path
     assert again.drain(platform) == 1
     assert platform.calls == ["in flight"]  # the acknowledged message was not sent twice
     assert [m["status"] for m in again.outbox()] == ["sent", "sent"]
+    # The platform is told the attempt may repeat one it already has, under the same key.
+    [attempt] = platform.attempts
+    assert attempt.maybe_sent and attempt.key == first_key
     again.close()
+
+
+def test_every_attempt_of_a_message_carries_its_own_key(channels, clock):
+    platform = Platform(Transient("HTTP 502"), Transient("timed out", maybe_sent=True))
+    channels.enqueue("tg", "1", "first")
+    channels.enqueue("tg", "2", "second")
+    channels.drain(platform)  # first: 502; second: timed out (maybe delivered)
+    clock.advance(seconds=6)
+    channels.drain(platform)
+    clock.advance(seconds=2)  # paced: one send a second on a channel
+    channels.drain(platform)
+    assert platform.calls == ["first", "second", "first", "second"]
+    first, second, first_again, second_again = platform.attempts
+    assert first.key == first_again.key and second.key == second_again.key
+    assert first.key != second.key and len(first.key) <= 25  # Discord's nonce limit
+    # A refused request was certainly not delivered; a timed-out one may have been.
+    assert not first_again.maybe_sent and second_again.maybe_sent
+    assert [m["maybe_sent"] for m in channels.outbox()] == [False, True]
+
+
+def test_claims_released_at_start_are_marked_as_maybe_sent(channels):
+    channels.enqueue("tg", "1", "in flight")
+    channels.db.execute("UPDATE outbox SET status = 'sending'")  # a crash while sending
+    assert channels.release_claims() == 1
+    platform = Platform()
+    assert channels.drain(platform) == 1
+    assert platform.attempts[0].maybe_sent
 
 
 @pytest.mark.parametrize(
@@ -225,13 +258,22 @@ def test_channel_commands(tmp_path, monkeypatch):
     store.close()
     paired = runner.invoke(cli, ["channels", "pair", code])
     assert paired.exit_code == 0 and "paired alice on tg" in paired.output
+    store = Channels(tmp_path / "ch.db")
+    store.enqueue("tg", "chat-alice", "hello")
+    store.db.execute("UPDATE outbox SET status = 'sending'")  # a crash while sending
+    store.release_claims()
+    store.close()
+    listed = runner.invoke(cli, ["channels", "outbox"]).output
+    assert "queued  attempts 0  maybe sent before" in listed
+    [row] = json.loads(runner.invoke(cli, ["channels", "outbox", "--json"]).output)
+    assert row["maybe_sent"] is True and row["text"] == "hello"
     assert runner.invoke(cli, ["channels", "pair", "NOPE"]).exit_code == 3
     assert runner.invoke(cli, ["channels", "remove", "tg"]).exit_code == 0
     assert runner.invoke(cli, ["channels", "remove", "tg"]).exit_code == 3
     assert json.loads(runner.invoke(cli, ["channels", "list", "--json"]).output) == []
 
 
-def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path):
+def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path, clock):
     import sqlite3
 
     old = sqlite3.connect(tmp_path / "old.db")
@@ -242,15 +284,22 @@ def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path):
         last_error TEXT)""")
     old.execute(
         "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, "
-        "status) VALUES ('tg', '1', 'queued before', '2026-01-01', '2026-01-01', "
-        "'queued')"
+        "status) VALUES ('tg', '1', 'queued before', ?, ?, 'queued')",
+        (clock.now.isoformat(), clock.now.isoformat()),
     )
     old.commit()
     old.close()
-    store = Channels(tmp_path / "old.db")
+    store = Channels(tmp_path / "old.db", clock)
     store.enqueue("tg", "1", "after", dedupe="k")
     store.enqueue("tg", "1", "after", dedupe="k")
     assert [m["text"] for m in store.outbox()] == ["queued before", "after"]
+    platform = Platform()
+    assert store.drain(platform) == 1  # paced: one a drain
+    clock.advance(seconds=5)
+    assert store.drain(platform) == 1
+    # The row from before has a key all the same, stable across attempts.
+    assert [a.key for a in platform.attempts] == ["ak-1", platform.attempts[1].key]
+    assert platform.attempts[1].key.startswith("ak-") and platform.attempts[1].key != "ak-2"
     store.close()
 
 

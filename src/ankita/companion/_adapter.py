@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from ankita._errors import InvalidInput
 from ankita.companion._channels import Inbound
 from ankita.companion._paths import data_dir
-from ankita.companion._sending import SendResult
+from ankita.companion._sending import Attempt, SendResult
 
 T = TypeVar("T")
 
@@ -217,7 +217,9 @@ class Adapter(ABC):
     def disconnect(self) -> None: ...
 
     @abstractmethod
-    def send(self, chat_id: str, text: str) -> SendResult: ...
+    def send(self, chat_id: str, text: str, attempt: Attempt | None = None) -> SendResult:
+        """Send one message; `attempt` (from the outbox) is its key and whether an earlier
+        attempt may have reached the platform."""
 
     def typing(self, chat_id: str) -> None:  # noqa: B027 - most platforms have one, not all
         """Show that a reply is being written, where the platform can (best effort)."""

@@ -175,6 +175,7 @@ def channels_outbox(as_json: bool, limit: int) -> None:
         console.print(
             f"{row['id']}  {esc(row['channel'])}  {esc(row['chat_id'])}  "
             f"{row['status']}  attempts {row['attempts']}  "
+            f"{'maybe sent before  ' if row['maybe_sent'] else ''}"
             f"{esc(row['last_error'] or '')}"
         )
 

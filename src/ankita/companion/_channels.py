@@ -47,11 +47,16 @@ _SCHEMA = [
         id INTEGER PRIMARY KEY AUTOINCREMENT, channel TEXT NOT NULL, chat_id TEXT NOT NULL,
         text TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
         next_attempt_at TEXT NOT NULL, status TEXT NOT NULL, platform_id TEXT,
-        last_error TEXT, dedupe TEXT)""",
+        last_error TEXT, dedupe TEXT, send_key TEXT, maybe_sent INTEGER NOT NULL DEFAULT 0)""",
     "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at)",
 ]
-# The outbox of an earlier version lacks the idempotency key; added in place, once.
-_UPGRADE = ["ALTER TABLE outbox ADD COLUMN dedupe TEXT"]
+# Columns an outbox of an earlier version lacks, added in place, once: the idempotency key of a
+# queued reply, and the key and crash mark of each send.
+_UPGRADE = {
+    "dedupe": "ALTER TABLE outbox ADD COLUMN dedupe TEXT",
+    "send_key": "ALTER TABLE outbox ADD COLUMN send_key TEXT",
+    "maybe_sent": "ALTER TABLE outbox ADD COLUMN maybe_sent INTEGER NOT NULL DEFAULT 0",
+}
 _LATE_SCHEMA = ["CREATE UNIQUE INDEX IF NOT EXISTS outbox_dedupe ON outbox (dedupe)"]
 
 
@@ -84,8 +89,9 @@ class Channels(Outbox):
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.db = open_local(self.path, _SCHEMA, "channel store")
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(outbox)")}
-        for statement in _UPGRADE if "dedupe" not in columns else []:
-            self.db.execute(statement)
+        for column, statement in _UPGRADE.items():
+            if column not in columns:
+                self.db.execute(statement)
         for statement in _LATE_SCHEMA:
             self.db.execute(statement)
 

@@ -19,7 +19,14 @@ from typing import Any
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter, LoopThread
 from ankita.companion._channels import Inbound
-from ankita.companion._sending import Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion._sending import (
+    Attempt,
+    Permanent,
+    RetryAfter,
+    SendResult,
+    Sent,
+    Transient,
+)
 
 READY_TIMEOUT_S = 30
 MAX_LIBRARY_WAIT_S = 10.0
@@ -131,15 +138,19 @@ class DiscordAdapter(Adapter):
                 self.report(f"closing: {exc}")
         self.loop.close()
 
-    def send(self, chat_id: str, text: str) -> SendResult:
+    def send(self, chat_id: str, text: str, attempt: Attempt | None = None) -> SendResult:
         import aiohttp
         import discord
 
         if not chat_id.isdigit():
             return Permanent(f"{chat_id!r} is not a Discord channel id")
+        # The outbox key as the nonce: discord.py sends it with `enforce_nonce`, so Discord
+        # answers a second attempt within minutes with the first message instead of a copy.
+        options = {"nonce": attempt.key} if attempt is not None else {}
         try:
             message = self.loop.call(
-                self.client.get_partial_messageable(int(chat_id)).send(text), self.send_timeout_s
+                self.client.get_partial_messageable(int(chat_id)).send(text, **options),
+                self.send_timeout_s,
             )
         except discord.RateLimited as exc:
             return RetryAfter(exc.retry_after)
@@ -151,7 +162,9 @@ class DiscordAdapter(Adapter):
             if exc.status == 429:
                 return Transient("Discord: still rate limited after the library's retries")
             return Permanent(f"Discord: {exc.status} {exc.text}")
-        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except TimeoutError:
+            return Transient("Discord did not answer in time", maybe_sent=True)
+        except (aiohttp.ClientError, OSError) as exc:
             return Transient(self.redact(f"cannot reach Discord: {exc}"))
         return Sent(str(message.id))
 

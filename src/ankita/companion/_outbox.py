@@ -5,10 +5,13 @@ Permanent errors (4xx, chat not found, forbidden) are parked as failed. It is pa
 expires when too old, and is drained by a timer. A message the platform acknowledged is never
 sent again. A claim lasts `SEND_LEASE` (longer than any send's timeout): a claim older than that
 was left by a crash and is sent again, so two processes draining one outbox never send one
-message twice."""
+message twice. Every attempt of one message carries the same key, and an attempt after a crash or
+a timeout is marked `maybe_sent`, so an adapter can keep the platform from showing it twice
+(docs/channels.md, "Sent once")."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -16,6 +19,7 @@ from typing import Any
 from ankita._errors import InvalidInput
 from ankita.companion._localdb import immediate
 from ankita.companion._sending import (
+    Attempt,
     Permanent,
     RetryAfter,
     Sender,
@@ -70,11 +74,14 @@ class Outbox:
 
     def _insert_part(self, channel: str, chat_id: str, text: str, dedupe: str | None) -> int:
         now = iso_ms(self.clock())
+        # Random, so two outboxes (two data folders, one bot) never share a key; short enough
+        # for Discord's nonce (25 characters).
+        key = "ak-" + secrets.token_hex(8)
         row = self.db.execute(
             "INSERT INTO outbox (channel, chat_id, text, created_at, next_attempt_at, status, "
-            "dedupe) VALUES (?, ?, ?, ?, ?, 'queued', ?) ON CONFLICT (dedupe) DO NOTHING "
-            "RETURNING id",
-            (channel, chat_id, text, now, now, dedupe),
+            "dedupe, send_key) VALUES (?, ?, ?, ?, ?, 'queued', ?, ?) "
+            "ON CONFLICT (dedupe) DO NOTHING RETURNING id",
+            (channel, chat_id, text, now, now, dedupe, key),
         ).fetchone()
         if row is None:
             row = self.db.execute("SELECT id FROM outbox WHERE dedupe = ?", (dedupe,)).fetchone()
@@ -100,10 +107,11 @@ class Outbox:
                 "status": r[5],
                 "platform_id": r[6],
                 "last_error": r[7],
+                "maybe_sent": bool(r[8]),
             }
             for r in self.db.execute(
                 "SELECT id, channel, chat_id, text, attempts, status, "
-                "platform_id, last_error FROM outbox ORDER BY id"
+                "platform_id, last_error, maybe_sent FROM outbox ORDER BY id"
             )
         ]
 
@@ -111,7 +119,8 @@ class Outbox:
         """Requeue every claim at once: only for the one process that owns this outbox (the
         relay, under its lock), where any claim is certainly left by a crash."""
         return self.db.execute(
-            "UPDATE outbox SET status = 'queued', next_attempt_at = ? WHERE status = 'sending'",
+            "UPDATE outbox SET status = 'queued', next_attempt_at = ?, maybe_sent = 1 "
+            "WHERE status = 'sending'",
             (iso_ms(self.clock()),),
         ).rowcount
 
@@ -122,10 +131,11 @@ class Outbox:
             "UPDATE outbox SET status = 'expired' WHERE status = 'queued' AND created_at < ?",
             (iso_ms(now - TTL),),
         )
-        # A claim older than the lease was left by a crash: the platform may not have it, so it
-        # is sent again (a 'sent' message never is).
+        # A claim older than the lease was left by a crash: the platform may or may not have
+        # it, so it is sent again, marked as such (a 'sent' message never is).
         self.db.execute(
-            "UPDATE outbox SET status = 'queued' WHERE status = 'sending' AND next_attempt_at <= ?",
+            "UPDATE outbox SET status = 'queued', maybe_sent = 1 "
+            "WHERE status = 'sending' AND next_attempt_at <= ?",
             (iso_ms(now),),
         )
         last_sent: dict[str, datetime] = {}
@@ -133,12 +143,12 @@ class Outbox:
         # Each chat gets its messages in order: a message waits while an earlier one to the same
         # chat is still pending (retrying, paced or in flight), so parts and replies never swap.
         waiting = self.db.execute(
-            "SELECT id, channel, chat_id, text, attempts, status, "
-            "next_attempt_at FROM outbox WHERE status IN ('queued', "
-            "'sending') ORDER BY id"
+            "SELECT id, channel, chat_id, text, attempts, status, next_attempt_at, "
+            "COALESCE(send_key, 'ak-' || id), maybe_sent FROM outbox "
+            "WHERE status IN ('queued', 'sending') ORDER BY id"
         ).fetchall()
         held: set[tuple[str, str]] = set()
-        for message_id, channel, chat_id, text, attempts, status, next_at in waiting:
+        for message_id, channel, chat_id, text, attempts, status, next_at, key, maybe in waiting:
             chat = (channel, chat_id)
             if chat in held:
                 continue
@@ -161,9 +171,9 @@ class Outbox:
             if not claimed:
                 continue  # another process claimed it first
             try:
-                result = send(channel, chat_id, text)
+                result = send(channel, chat_id, text, Attempt(key, bool(maybe)))
             except Exception as exc:  # an adapter's bug must not strand the claim
-                result = Transient(f"{type(exc).__name__}: {exc}")
+                result = Transient(f"{type(exc).__name__}: {exc}", maybe_sent=True)
             if isinstance(result, Sent):
                 self.db.execute(
                     "UPDATE outbox SET status = 'sent', platform_id = ? WHERE id = ?",
@@ -193,7 +203,12 @@ class Outbox:
                 )
                 self.db.execute(
                     "UPDATE outbox SET status = 'queued', next_attempt_at = ?, "
-                    "last_error = ? WHERE id = ?",
-                    (iso_ms(self.clock() + timedelta(seconds=wait)), error, message_id),
+                    "last_error = ?, maybe_sent = max(maybe_sent, ?) WHERE id = ?",
+                    (
+                        iso_ms(self.clock() + timedelta(seconds=wait)),
+                        error,
+                        isinstance(result, Transient) and result.maybe_sent,
+                        message_id,
+                    ),
                 )
         return sent

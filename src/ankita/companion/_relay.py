@@ -21,7 +21,7 @@ from ankita._errors import AnkitaError, ConfigError, InvalidInput, ModelError
 from ankita._files import private_file
 from ankita.companion._adapter import Adapter, Ingest, Report, load_secrets
 from ankita.companion._channels import Channels, Inbound
-from ankita.companion._sending import Permanent, SendResult, Sent, describe
+from ankita.companion._sending import Attempt, Permanent, SendResult, Sent, describe
 
 # (message, its channel's configuration) -> the reply, or None to stay silent.
 Respond = Callable[[Inbound, dict[str, Any]], "str | None"]
@@ -211,11 +211,11 @@ class Relay:
         adapter = self.adapters.get(channel)
         return adapter.platform if adapter else "telegram"
 
-    def _send(self, channel: str, chat_id: str, text: str) -> SendResult:
+    def _send(self, channel: str, chat_id: str, text: str, attempt: Attempt) -> SendResult:
         adapter = self.adapters.get(channel)
         if adapter is None:
             return Permanent(f"channel {channel} is not configured or not running")
-        result = adapter.send(chat_id, text)
+        result = adapter.send(chat_id, text, attempt)
         if not isinstance(result, Sent):
             self.report(f"{channel}: sending to {chat_id}: {describe(result)}")
         return result

@@ -21,6 +21,9 @@ class RetryAfter:
 @dataclass(frozen=True)
 class Transient:
     error: str
+    # The request may have reached the platform (it timed out, or the process failed while it
+    # was out): the next attempt must not assume it was not delivered.
+    maybe_sent: bool = False
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,22 @@ def describe(result: SendResult) -> str:
     return f"sent as {result.platform_id}"
 
 
-Sender = Callable[[str, str, str], SendResult]  # (channel, chat_id, text) -> result
+@dataclass(frozen=True)
+class Attempt:
+    """How to send one outbox message once: `key` is the same on every attempt of that message
+    (a platform that dedupes by key, such as Discord's nonce, drops a second copy), and
+    `maybe_sent` says an earlier attempt may have reached the platform (a crash or a timeout
+    while it was out), so an adapter that can look checks before sending again."""
+
+    key: str
+    maybe_sent: bool = False
+
+
+# Leads a message sent again where the platform cannot tell whether the first attempt arrived.
+RESENT_NOTE = "(Sent again after an interruption; it may repeat a message above.)"
+
+# (channel, chat_id, text, attempt) -> result
+Sender = Callable[[str, str, str, Attempt], SendResult]
 
 
 def classify_http(

@@ -16,9 +16,18 @@ from typing import Any
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter
 from ankita.companion._channels import Inbound
-from ankita.companion._sending import Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion._sending import (
+    Attempt,
+    Permanent,
+    RetryAfter,
+    SendResult,
+    Sent,
+    Transient,
+)
 
 DEFAULT_API = "https://slack.com/api/"
+METADATA_EVENT = "ankita_outbox"  # the metadata type that carries a message's outbox key
+HISTORY_LOOKBACK = 50  # messages read back to find one a crashed attempt may have sent
 # Slack's error codes that another attempt cannot fix.
 PERMANENT = {
     "channel_not_found",
@@ -134,11 +143,20 @@ class SlackAdapter(Adapter):
             self.handler.close()
             self.handler = None
 
-    def send(self, chat_id: str, text: str) -> SendResult:
+    def send(self, chat_id: str, text: str, attempt: Attempt | None = None) -> SendResult:
         from slack_sdk.errors import SlackApiError, SlackClientError
 
+        # Each message carries its outbox key as metadata; an attempt that may repeat an
+        # earlier one first looks for that key among the chat's latest messages.
+        metadata = None
+        if attempt is not None:
+            if attempt.maybe_sent:
+                found = self._already_sent(chat_id, attempt.key)
+                if found is not None:
+                    return Sent(found)
+            metadata = {"event_type": METADATA_EVENT, "event_payload": {"key": attempt.key}}
         try:
-            answer = self.web.chat_postMessage(channel=chat_id, text=text)
+            answer = self.web.chat_postMessage(channel=chat_id, text=text, metadata=metadata)
         except SlackApiError as exc:
             status = exc.response.status_code
             error = str(exc.response.get("error") or "")
@@ -147,6 +165,27 @@ class SlackAdapter(Adapter):
             if error in PERMANENT or 400 <= status < 500:
                 return Permanent(f"Slack: {error or status}")
             return Transient(f"Slack: {error or status}")
+        except TimeoutError:
+            return Transient("Slack did not answer in time", maybe_sent=True)
         except (SlackClientError, OSError) as exc:
             return Transient(self.redact(f"cannot reach Slack: {exc}"))
         return Sent(str(answer.get("ts")))
+
+    def _already_sent(self, chat_id: str, key: str) -> str | None:
+        """The ts of the bot's message with this key among the chat's latest, if any. When the
+        history cannot be read (no `im:history` scope, say) the message is sent again."""
+        from slack_sdk.errors import SlackApiError, SlackClientError
+
+        try:
+            answer = self.web.conversations_history(
+                channel=chat_id, limit=HISTORY_LOOKBACK, include_all_metadata=True
+            )
+        except (SlackApiError, SlackClientError, OSError) as exc:
+            self.report(f"cannot check whether a message was already sent ({exc}); sending it")
+            return None
+        for message in answer.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            payload = metadata.get("event_payload") or {}
+            if metadata.get("event_type") == METADATA_EVENT and payload.get("key") == key:
+                return str(message.get("ts"))
+        return None

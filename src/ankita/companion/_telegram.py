@@ -16,7 +16,15 @@ from typing import Any
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter, LoopThread
 from ankita.companion._channels import Inbound
-from ankita.companion._sending import Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion._sending import (
+    RESENT_NOTE,
+    Attempt,
+    Permanent,
+    RetryAfter,
+    SendResult,
+    Sent,
+    Transient,
+)
 
 # The library's documented opt-in to time periods as timedelta: without it, building a
 # RetryAfter error itself emits a deprecation warning.
@@ -165,9 +173,13 @@ class TelegramAdapter(Adapter):
             text,
         )
 
-    def send(self, chat_id: str, text: str) -> SendResult:
+    def send(self, chat_id: str, text: str, attempt: Attempt | None = None) -> SendResult:
         from telegram.error import BadRequest, Forbidden, InvalidToken, TelegramError
 
+        # Telegram has no idempotency key and no way to read back what a bot sent: a message
+        # an earlier attempt may have delivered goes again, saying so (docs/channels.md).
+        if attempt is not None and attempt.maybe_sent and len(RESENT_NOTE) + len(text) < 4096:
+            text = f"{RESENT_NOTE}\n{text}"
         try:
             message = self.loop.call(
                 self.bot.send_message(chat_id=chat_id, text=text), self.send_timeout_s
@@ -177,9 +189,10 @@ class TelegramAdapter(Adapter):
         except TelegramError as exc:
             if type(exc).__name__ == "RetryAfter":
                 return RetryAfter(retry_after_s(exc))
-            return Transient(self.redact(f"{type(exc).__name__}: {exc}"))
+            timed_out = type(exc).__name__ == "TimedOut"  # the request may have arrived
+            return Transient(self.redact(f"{type(exc).__name__}: {exc}"), maybe_sent=timed_out)
         except TimeoutError:
-            return Transient("Telegram did not answer in time")
+            return Transient("Telegram did not answer in time", maybe_sent=True)
         return Sent(str(message.message_id))
 
     def typing(self, chat_id: str) -> None:
