@@ -3,11 +3,12 @@ by espeak-ng in several voices and speeds; everything runs through the code `ank
 uses. Prints JSON; a benchmark, not a test.
 
     python benchmarks/voice.py [--voices en,en-us,...] [--speeds 0,140,210]
-        [--parts recognition,barge-in,loop]
+        [--parts recognition,barge-in,loop] [--dictation auto|whisper|pocketsphinx]
 
 - recognition: wake word + command in one breath, with the commands as phrases (the grammar:
-  exact utterances) and without (free dictation: wake word spotted, word error rate of the
-  command); false wakes on the commands said alone;
+  exact utterances) and without (free dictation, `--dictation`: exact utterances, wake word
+  spotted, word error rate of the command, time per utterance); the wake and stop words said
+  alone; false wakes on the commands said alone;
 - barge-in: a 7 s reply, the user says a stop word 1.5 s into it, on a virtual microphone (each
   voice and speed); how often each word is found, and the time from its last sound to the block
   where the speaker falls silent. False stops: the user says a command instead of a stop word,
@@ -62,29 +63,38 @@ def errors(reference: str, hypothesis: str) -> int:
     return row[-1]
 
 
-def recognition(voices: list[str], speeds: list[int]) -> list[dict[str, object]]:
-    grammar, free = Recognizer(COMMANDS), Recognizer()
+def recognition(voices: list[str], speeds: list[int], dictation: str) -> list[dict[str, object]]:
+    grammar, free = Recognizer(COMMANDS), Recognizer(dictation=dictation)
     rows = []
     for voice in voices:
         for speed in speeds:
-            exact = woken = false_wake = wrong = words = 0
+            exact = free_exact = woken = false_wake = wrong = words = 0
+            took: list[float] = []
             for command in COMMANDS:
                 pcm = to_pcm(said(f"ankita {command}", voice, speed))
                 exact += grammar.recognise(pcm) == f"ankita {command}"
+                started = time.perf_counter()
                 heard = free.recognise(pcm)
+                took.append(time.perf_counter() - started)
+                free_exact += heard == f"ankita {command}"
                 woken += heard.startswith("ankita")
                 wrong += errors(command, heard.removeprefix("ankita").strip())
                 words += len(command.split())
                 false_wake += free.recognise(to_pcm(said(command, voice, speed))).startswith(
                     "ankita"
                 )
+            alone = ("ankita", *STOP_WORDS)
+            alone_exact = sum(free.recognise(to_pcm(said(w, voice, speed))) == w for w in alone)
             rows.append(
                 {
                     "voice": voice,
                     "speed": speed or "default",
                     "grammar_exact": f"{exact}/{len(COMMANDS)}",
+                    "free_exact": f"{free_exact}/{len(COMMANDS)}",
+                    "free_alone_exact": f"{alone_exact}/{len(alone)}",
                     "free_wake": f"{woken}/{len(COMMANDS)}",
                     "free_command_wer": round(wrong / words, 3),
+                    "free_ms_per_utterance": round(1000 * statistics.median(took)),
                     "false_wakes": f"{false_wake}/{len(COMMANDS)}",
                 }
             )
@@ -180,6 +190,9 @@ def main() -> None:
     parser.add_argument("--voices", default="en,en-us,en-gb-x-rp,en-us+f3,en-us+m3")
     parser.add_argument("--speeds", default="0,140,210", help="words a minute; 0: the voice's own")
     parser.add_argument("--parts", default=",".join(PARTS), help="which measurements to run")
+    parser.add_argument(
+        "--dictation", default="auto", help="free dictation: auto, whisper or pocketsphinx"
+    )
     args = parser.parse_args()
     voices = args.voices.split(",")
     speeds = [int(s) for s in args.speeds.split(",")]
@@ -188,7 +201,8 @@ def main() -> None:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))} (known: {', '.join(PARTS)})")
     report: dict[str, object] = {}
     if "recognition" in parts:
-        report["recognition"] = recognition(voices, speeds)
+        report["dictation"] = Recognizer(dictation=args.dictation).dictation
+        report["recognition"] = recognition(voices, speeds, args.dictation)
     if "barge-in" in parts:
         report["barge_in"] = [barge_in(voices, speeds, echo) for echo in (0.0, 0.1, 0.3)]
     if "loop" in parts:

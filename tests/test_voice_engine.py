@@ -44,7 +44,7 @@ def test_generated_speech_is_recognised_by_the_real_engine(tmp_path):
         engine.close()
 
 
-def sometimes_hangs(requests, results, phrases):
+def sometimes_hangs(requests, results, phrases, dictation):
     """A fake engine: hangs on one request, as a wedged audio library would."""
     while True:
         item = requests.get()

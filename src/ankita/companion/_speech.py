@@ -31,6 +31,10 @@ STOP_THRESHOLD = "1e-20"  # stop words while speaking: found within 180 ms of th
 # "cancel" scores lower than "stop" in every voice measured: at 1e-20 it was found in 2 of 15
 # utterances, at 1e-35 in 8 (benchmarks/voice.py, barge-in); lower lines stop on echo.
 STOP_THRESHOLDS = {"stop": STOP_THRESHOLD, "cancel": "1e-35"}
+# Speech after the spotted wake word that makes it more than the wake word alone: after
+# "ankita" alone the loud part went on for at most 0.14 s (5 voices, 3 speeds), after
+# "ankita stop" for at least 0.36 s.
+WAKE_TAIL_S = 0.25
 
 
 def _np() -> Any:
@@ -185,20 +189,51 @@ def _keyword_decoder(
     return decoder
 
 
+def _speech_after(audio: bytes, cut: int) -> float:
+    """Seconds from byte `cut` to the last loud 10 ms of the utterance."""
+    np = _np()
+    samples = np.frombuffer(audio, dtype="<i2").astype(np.float32)
+    size = RATE // 100
+    count = len(samples) // size
+    if count == 0:
+        return 0.0
+    energy = np.sqrt((samples[: count * size].reshape(count, size) ** 2).mean(axis=1))
+    loud = np.nonzero(energy > 0.05 * float(energy.max()))[0]
+    return max(0.0, (int(loud[-1]) + 1 - cut // 2 // size) / 100) if len(loud) else 0.0
+
+
 def _spelling(word: str) -> str:
     """A variant spelling found by keyword search, back to the word it spells."""
     base, _, n = word.strip().rpartition("_")
     return base if base and n.isdigit() else word.strip()
 
 
+DICTATION = ("auto", "whisper", "pocketsphinx")
+
+
+def dictation_engine(choice: str) -> str:
+    """Which engine free dictation uses: `auto` is Whisper when installed, else pocketsphinx."""
+    from ankita.companion import _dictation
+
+    if choice not in DICTATION:
+        raise InvalidInput(f"dictation must be one of {', '.join(DICTATION)}, not {choice!r}")
+    if choice == "whisper" and not _dictation.available():
+        raise InvalidInput(f"Whisper dictation is not installed: {_dictation.INSTALL}")
+    if choice == "auto":
+        return "whisper" if _dictation.available() else "pocketsphinx"
+    return choice
+
+
 class Recognizer:
-    """16 kHz utterances to text with pocketsphinx."""
+    """16 kHz utterances to text: pocketsphinx for the wake word, stop words and phrases, and
+    pocketsphinx or Whisper (`dictation`) for free dictation."""
 
     def __init__(
         self,
         phrases: Sequence[str] = (),
         wake_words: Sequence[str] = ("ankita",),
         stop_words: Sequence[str] = ("stop", "cancel"),
+        dictation: str = "pocketsphinx",
     ) -> None:
         try:
             import pocketsphinx  # noqa: F401
@@ -207,6 +242,13 @@ class Recognizer:
         self.phrases = list(phrases)
         self.wake_words = list(wake_words)
         self._grammar = grammar(self.phrases, wake_words, stop_words) if self.phrases else None
+        self.dictation = dictation_engine(dictation)
+        self._whisper: Any = None
+        if self.dictation == "whisper" and not self._grammar:
+            from ankita.companion._dictation import Dictation
+
+            # Loaded now, not on the first thing the user says.
+            self._whisper = Dictation(vocabulary=tuple(_clean([*wake_words, *stop_words])))
 
     def recognise(self, pcm: bytes) -> str:
         """One utterance (16-bit, 16 kHz) to text; "" when nothing was recognised."""
@@ -216,24 +258,32 @@ class Recognizer:
             decoder.add_jsgf_string("phrases", self._grammar)
             decoder.activate_search("phrases")
             return self._decode(decoder, audio)
-        wake, rest = self._spot_wake(audio)
-        heard = self._decode(_decoder(), rest) if rest else ""
+        wake, cut = self._spot_wake(audio)
+        rest = audio[cut:]
+        if len(rest) <= RATE // 5:
+            heard = ""
+        elif self._whisper is not None:
+            # The wake word alone: Whisper, made to start with it, invents what follows.
+            alone = wake and _speech_after(audio, cut) < WAKE_TAIL_S
+            heard = "" if alone else self._whisper.transcribe(audio, wake)
+        else:
+            heard = self._decode(_decoder(), audible(rest) if cut else rest)
         return " ".join(x for x in (wake, heard) if x)
 
-    def _spot_wake(self, audio: bytes) -> tuple[str, bytes]:
-        """Free dictation does not know the wake word: find it by keyword search, cut it off."""
+    def _spot_wake(self, audio: bytes) -> tuple[str, int]:
+        """Free dictation does not know the wake word: find it by keyword search. The word
+        found, and the byte where it ends (0: none found)."""
         if not self.wake_words:
-            return "", audio
+            return "", 0
         decoder = _keyword_decoder(self.wake_words, WAKE_THRESHOLD, variants=True)
         decoder.start_utt()
         decoder.process_raw(audio, full_utt=True)
         decoder.end_utt()
         found = list(decoder.seg() or [])
         if not found:
-            return "", audio
+            return "", 0
         cut = (found[0].end_frame + 1) * RATE // 100 * 2  # 100 frames a second, 2 bytes a sample
-        rest = audio[cut:]
-        return _spelling(found[0].word), audible(rest) if len(rest) > RATE // 5 else b""
+        return _spelling(found[0].word), cut
 
     @staticmethod
     def _decode(decoder: Any, audio: bytes) -> str:

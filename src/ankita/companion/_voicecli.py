@@ -3,6 +3,7 @@ a WAV file played as one) through the same loop."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 import wave
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from ankita.companion._model import open_model
 from ankita.companion._paths import chat_db_path, persona_path
 from ankita.companion._persona import load_persona
 from ankita.companion._runtime import Companion
+from ankita.companion._speech import dictation_engine
 from ankita.companion._transcripts import Transcripts
 from ankita.companion._voice import SPEAKING, Voice, VoiceSettings, read_inputs
 from ankita.companion._voiceproc import VoiceError, VoiceProcess
@@ -56,6 +58,12 @@ from ankita.companion._voiceproc import VoiceError, VoiceProcess
     show_default=True,
     help="Seconds to keep listening after a reply, without the wake word.",
 )
+@click.option(
+    "--dictation",
+    default=None,
+    help="Who writes down free speech (no --phrase): whisper (pip install 'ankita[dictation]'), "
+    "pocketsphinx, or auto: whisper when installed. Default: ANKITA_DICTATION, else auto.",
+)
 @click.pass_context
 def voice(
     ctx: click.Context,
@@ -65,6 +73,7 @@ def voice(
     stream_wav: str | None,
     out_dir: str | None,
     follow_up_s: float,
+    dictation: str | None,
 ) -> None:
     """A voice session. From INPUTS, in order: WAV files heard, `+N` seconds of silence, or typed
     text; or live with --mic (or --stream WAV, a recording played as the microphone)."""
@@ -75,7 +84,10 @@ def voice(
         raise NotFound(f"no WAV file {stream_wav!r}")
     steps = read_inputs(inputs)  # bad input stops here, before anything starts
     settings = VoiceSettings(follow_up_s=follow_up_s)
-    engine = VoiceProcess(list(phrases))
+    engine = VoiceProcess(
+        list(phrases),
+        dictation=dictation_engine(dictation or os.environ.get("ANKITA_DICTATION") or "auto"),
+    )
     transcripts = Transcripts(chat_db_path())
     companion = Companion(
         _memory(ctx),

@@ -26,11 +26,11 @@ class VoiceError(AnkitaError):
     code = "voice_error"
 
 
-def serve(requests: Any, results: Any, phrases: Sequence[str]) -> None:
+def serve(requests: Any, results: Any, phrases: Sequence[str], dictation: str) -> None:
     """The child: recognise WAV files and speak text to WAV files, one request at a time."""
     from ankita.companion._speech import Recognizer, read_wav, speak_to_file, synthesize
 
-    recognizer = Recognizer(phrases)
+    recognizer = Recognizer(phrases, dictation=dictation)
     while True:
         item = requests.get()
         if item is None:
@@ -62,8 +62,10 @@ class VoiceProcess:
         phrases: Sequence[str] = (),
         deadline_s: float = 30.0,
         target: Callable[..., None] = serve,
+        dictation: str = "pocketsphinx",
     ) -> None:
         self.phrases, self.deadline_s, self.target = list(phrases), deadline_s, target
+        self.dictation = dictation
         self.context = multiprocessing.get_context("spawn")
         self.restarts = 0
         self._numbers = itertools.count(1)
@@ -73,7 +75,9 @@ class VoiceProcess:
         self.requests = self.context.Queue(QUEUE_SIZE)
         self.results = self.context.Queue()
         self.process = self.context.Process(
-            target=self.target, daemon=True, args=(self.requests, self.results, self.phrases)
+            target=self.target,
+            daemon=True,
+            args=(self.requests, self.results, self.phrases, self.dictation),
         )
         self.process.start()
 
