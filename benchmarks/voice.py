@@ -29,19 +29,8 @@ import numpy as np
 from ankita.companion._live import BLOCK, Engines, LiveSession, Vad, VirtualAudio, stop_latency
 from ankita.companion._speech import RATE, Recognizer, StopSpotter, synthesize, to_pcm
 from ankita.companion._voice import Voice
+from ankita.dev._speechset import COMMANDS, word_errors
 
-COMMANDS = [
-    "tell me a story",
-    "what is on today",
-    "and tomorrow",
-    "open the calculator",
-    "what time is it",
-    "play some music",
-    "remind me at six",
-    "how is the weather",
-    "turn off the lights",
-    "call my sister",
-]
 STOP_WORDS = ("stop", "cancel")
 REPLY = (
     "Once upon a time there was a little fox who lived in the forest and loved to explore "
@@ -51,16 +40,6 @@ REPLY = (
 
 def said(text: str, voice: str, speed: int) -> np.ndarray:
     return synthesize(text, voice, speed or None)  # 0: the voice's own speed
-
-
-def errors(reference: str, hypothesis: str) -> int:
-    ref, hyp = reference.split(), hypothesis.split()
-    row = list(range(len(hyp) + 1))
-    for i in range(1, len(ref) + 1):
-        prev, row[0] = row[:], i
-        for j in range(1, len(hyp) + 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ref[i - 1] != hyp[j - 1]))
-    return row[-1]
 
 
 def recognition(voices: list[str], speeds: list[int], dictation: str) -> list[dict[str, object]]:
@@ -78,7 +57,7 @@ def recognition(voices: list[str], speeds: list[int], dictation: str) -> list[di
                 took.append(time.perf_counter() - started)
                 free_exact += heard == f"ankita {command}"
                 woken += heard.startswith("ankita")
-                wrong += errors(command, heard.removeprefix("ankita").strip())
+                wrong += word_errors(command, heard.removeprefix("ankita").strip())
                 words += len(command.split())
                 false_wake += free.recognise(to_pcm(said(command, voice, speed))).startswith(
                     "ankita"

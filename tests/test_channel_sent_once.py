@@ -57,30 +57,44 @@ def store(tmp_path):
     opened.close()
 
 
+def connected_and_cut(store, platform):
+    """Channel "ch" on `platform`, its adapter connected (sending only), one send cut."""
+    store.add("ch", platform, dm_policy="open")
+    adapter = open_adapter(store.channel("ch"), lambda u, o: None, lambda line: None, None)
+    try:
+        adapter.connect(receive=False)
+        return cut_by_a_crash(store, adapter, platform)
+    finally:
+        adapter.disconnect()
+
+
 def test_discord_shows_a_message_cut_by_a_crash_once(store, monkeypatch):
     fake = FakeDiscord()
     monkeypatch.setenv("ANKITA_DISCORD_API", fake.api)
     monkeypatch.setenv("ANKITA_DISCORD_GATEWAY", fake.gateway)
     monkeypatch.setenv("ANKITA_CH_TOKEN", DISCORD_TOKEN)
-    store.add("ch", "discord", dm_policy="open")
-    adapter = open_adapter(store.channel("ch"), lambda u, o: None, lambda line: None, None)
     try:
-        adapter.connect(receive=False)
-        row = cut_by_a_crash(store, adapter, "discord")
+        row = connected_and_cut(store, "discord")
     finally:
-        adapter.disconnect()
         fake.stop()
     [message] = fake.sent
     assert message["content"] == "Your sister lives in Lyon."
     assert row["platform_id"] == message["id"]  # the first message, handed back by its nonce
 
 
-def test_slack_finds_a_message_cut_by_a_crash_and_does_not_post_it_again(store, monkeypatch):
+@pytest.fixture
+def slack(store, monkeypatch):
     fake = FakeSlack()
     monkeypatch.setenv("ANKITA_SLACK_API", fake.url)
     monkeypatch.setenv("ANKITA_CH_BOT_TOKEN", BOT_TOKEN)
     monkeypatch.setenv("ANKITA_CH_APP_TOKEN", APP_TOKEN)
     store.add("ch", "slack", dm_policy="open")
+    yield fake
+    fake.stop()
+
+
+def test_slack_finds_a_message_cut_by_a_crash_and_does_not_post_it_again(store, slack):
+    fake = slack
     adapter = open_adapter(store.channel("ch"), lambda u, o: None, lambda line: None, None)
     try:
         # Another message in the chat since, and one the bot sent before: neither is it.
@@ -93,7 +107,6 @@ def test_slack_finds_a_message_cut_by_a_crash_and_does_not_post_it_again(store, 
         sent = store.drain(lambda c, chat, text, a: adapter.send(chat, text, a), lambda c: "slack")
     finally:
         adapter.disconnect()
-        fake.stop()
     assert [m["text"] for m in fake.posted] == [
         "older",
         "Your sister lives in Lyon.",
@@ -102,12 +115,8 @@ def test_slack_finds_a_message_cut_by_a_crash_and_does_not_post_it_again(store, 
     assert row["platform_id"] == fake.posted[1]["ts"] and sent == 1
 
 
-def test_slack_sends_again_when_it_cannot_read_the_history(store, monkeypatch):
-    fake = FakeSlack()
-    monkeypatch.setenv("ANKITA_SLACK_API", fake.url)
-    monkeypatch.setenv("ANKITA_CH_BOT_TOKEN", BOT_TOKEN)
-    monkeypatch.setenv("ANKITA_CH_APP_TOKEN", APP_TOKEN)
-    store.add("ch", "slack", dm_policy="open")
+def test_slack_sends_again_when_it_cannot_read_the_history(store, slack):
+    fake = slack
     reports = []
     adapter = open_adapter(store.channel("ch"), lambda u, o: None, reports.append, None)
     fake.fail("conversations.history", 200, {"ok": False, "error": "missing_scope"})
@@ -115,7 +124,6 @@ def test_slack_sends_again_when_it_cannot_read_the_history(store, monkeypatch):
         cut_by_a_crash(store, adapter, "slack")
     finally:
         adapter.disconnect()
-        fake.stop()
     # Twice rather than never: the operator is told why.
     assert [m["text"] for m in fake.posted] == ["Your sister lives in Lyon."] * 2
     assert any("missing_scope" in line and "sending it" in line for line in reports)
@@ -125,13 +133,9 @@ def test_telegram_sends_a_message_cut_by_a_crash_again_saying_so(store, monkeypa
     fake = FakeTelegram()
     monkeypatch.setenv("ANKITA_TELEGRAM_API", fake.url)
     monkeypatch.setenv("ANKITA_CH_TOKEN", TELEGRAM_TOKEN)
-    store.add("ch", "telegram", dm_policy="open")
-    adapter = open_adapter(store.channel("ch"), lambda u, o: None, lambda line: None, None)
     try:
-        adapter.connect(receive=False)
-        cut_by_a_crash(store, adapter, "telegram")
+        connected_and_cut(store, "telegram")
     finally:
-        adapter.disconnect()
         fake.stop()
     first, second = (m["text"] for m in fake.sent)
     assert first == "Your sister lives in Lyon."

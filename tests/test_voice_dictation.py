@@ -14,19 +14,7 @@ from ankita import InvalidInput
 from ankita.cli import cli
 from ankita.companion import _dictation
 from ankita.companion._speech import Recognizer, dictation_engine, synthesize, to_pcm
-
-COMMANDS = [
-    "tell me a story",
-    "what is on today",
-    "and tomorrow",
-    "open the calculator",
-    "what time is it",
-    "play some music",
-    "how is the weather",
-    "turn off the lights",
-    "call my sister",
-    "where are my keys",
-]
+from ankita.dev._speechset import COMMANDS, word_errors
 
 if shutil.which("espeak-ng") is None:
     if os.environ.get("CI"):
@@ -47,23 +35,14 @@ def heard(recognizer, text, voice="en"):
     return recognizer.recognise(to_pcm(synthesize(text, voice, None)))  # the voice's own speed
 
 
-def errors(reference: str, hypothesis: str) -> int:
-    ref, hyp = reference.split(), hypothesis.split()
-    row = list(range(len(hyp) + 1))
-    for i in range(1, len(ref) + 1):
-        prev, row[0] = row[:], i
-        for j in range(1, len(hyp) + 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ref[i - 1] != hyp[j - 1]))
-    return row[-1]
-
-
 @pytest.mark.slow
 def test_wake_word_and_command_in_one_breath_without_phrases(whisper):
     said = {command: heard(whisper, f"ankita {command}") for command in COMMANDS}
     exact = [c for c, text in said.items() if text == f"ankita {c}"]
-    wrong = sum(errors(f"ankita {c}", text) for c, text in said.items())
-    # pocketsphinx's free dictation got none of these exactly, at a word error rate of 0.7.
-    assert len(exact) >= 9, said
+    wrong = sum(word_errors(f"ankita {c}", text) for c, text in said.items())
+    # pocketsphinx's free dictation got 2 of these exactly, at a word error rate of 0.7;
+    # Whisper 9 (its one miss: "remind me at 6").
+    assert len(exact) >= 8, said
     assert wrong / sum(len(c.split()) + 1 for c in COMMANDS) <= 0.1, said
 
 

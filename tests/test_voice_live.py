@@ -20,6 +20,7 @@ from ankita.companion._speech import (
     to_pcm,
 )
 from ankita.companion._voice import Voice, VoiceSettings
+from ankita.dev._speechset import COMMANDS
 from fakemodel import Say
 
 if shutil.which("espeak-ng") is None:
@@ -27,18 +28,6 @@ if shutil.which("espeak-ng") is None:
         raise RuntimeError("espeak-ng is missing: .ci/run installs it")
     pytest.skip("needs Debian's espeak-ng", allow_module_level=True)
 
-COMMANDS = [
-    "tell me a story",
-    "what is on today",
-    "and tomorrow",
-    "open the calculator",
-    "what time is it",
-    "play some music",
-    "remind me at six",
-    "how is the weather",
-    "turn off the lights",
-    "call my sister",
-]
 STORY = (
     "Once upon a time there was a little fox who lived in the forest "
     "and loved to explore the hills every morning."

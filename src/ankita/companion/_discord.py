@@ -19,14 +19,7 @@ from typing import Any
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter, LoopThread
 from ankita.companion._channels import Inbound
-from ankita.companion._sending import (
-    Attempt,
-    Permanent,
-    RetryAfter,
-    SendResult,
-    Sent,
-    Transient,
-)
+from ankita.companion._sending import Attempt, Permanent, RetryAfter, SendResult, Sent, Transient
 
 READY_TIMEOUT_S = 30
 MAX_LIBRARY_WAIT_S = 10.0
