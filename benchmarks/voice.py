@@ -12,7 +12,8 @@ uses. Prints JSON; a benchmark, not a test.
 - barge-in: a 7 s reply, the user says a stop word 1.5 s into it, on a virtual microphone (each
   voice and speed); how often each word is found, and the time from its last sound to the block
   where the speaker falls silent. False stops: the user says a command instead of a stop word,
-  and, with echo (the reply mixed back into the microphone at that level), nobody speaks;
+  and, with echo (the reply mixed back into the microphone at that level, one block later or
+  through a room), nobody speaks; each with the echo canceller on and off;
 - loop cost: wall time of one 20 ms block, listening and while speaking, beside the 20 ms it
   stands for.
 """
@@ -23,13 +24,15 @@ import argparse
 import json
 import statistics
 import time
+from functools import partial
 
 import numpy as np
 
+from ankita.companion._echo import EchoCanceller
 from ankita.companion._live import BLOCK, Engines, LiveSession, Vad, VirtualAudio, stop_latency
 from ankita.companion._speech import RATE, Recognizer, StopSpotter, synthesize, to_pcm
 from ankita.companion._voice import Voice
-from ankita.dev._speechset import COMMANDS, word_errors
+from ankita.dev._speechset import COMMANDS, room_echo_path, word_errors
 
 STOP_WORDS = ("stop", "cancel")
 REPLY = (
@@ -80,7 +83,10 @@ def recognition(voices: list[str], speeds: list[int], dictation: str) -> list[di
     return rows
 
 
-def barge_in(voices: list[str], speeds: list[int], echo: float) -> dict[str, object]:
+def barge_in(
+    voices: list[str], speeds: list[int], echo: float, path: str, cancel: bool
+) -> dict[str, object]:
+    heard_over = partial(_speak_over, echo=echo, path=ECHO_PATHS[path], cancel=cancel)
     reply = synthesize(REPLY)
     found = {word: 0 for word in STOP_WORDS}
     latencies, tried, false_stops, other_stops = [], 0, 0, 0
@@ -93,13 +99,13 @@ def barge_in(voices: list[str], speeds: list[int], echo: float) -> dict[str, obj
                 start = int(1.5 * RATE)  # the reply starts at 0 (played as it begins)
                 track = np.zeros(len(reply) + 2 * RATE)
                 track[start : start + len(spoken)] += spoken
-                events = _speak_over(track, reply, echo)
+                events = heard_over(track, reply)
                 latency = stop_latency(events, (start + loud[-1]) / RATE)
                 if latency is not None:
                     found[word] += 1
                     latencies.append(latency)
         # Nobody speaks: any stop is false (the reply's own echo).
-        events = _speak_over(np.zeros(len(reply) + RATE), reply, echo)
+        events = heard_over(np.zeros(len(reply) + RATE), reply)
         false_stops += _stopped(events)
         if echo == 0.0:
             # The user says something else over the reply: a stop is false too.
@@ -107,10 +113,12 @@ def barge_in(voices: list[str], speeds: list[int], echo: float) -> dict[str, obj
                 spoken = said(command, voice, 0)
                 track = np.zeros(len(reply) + 3 * RATE)
                 track[int(1.5 * RATE) : int(1.5 * RATE) + len(spoken)] += spoken
-                other_stops += _stopped(_speak_over(track, reply, echo))
+                other_stops += _stopped(heard_over(track, reply))
     each = tried // len(STOP_WORDS)
     return {
         "echo": echo,
+        "echo_path": path,
+        "echo_cancelling": cancel,
         **{f"{word}_found": f"{n}/{each}" for word, n in found.items()},
         "stop_to_silence_ms_mean": round(1000 * statistics.mean(latencies)) if latencies else None,
         "stop_to_silence_ms_max": round(1000 * max(latencies)) if latencies else None,
@@ -127,14 +135,21 @@ def _stopped(events: list) -> bool:
     return any(kind == "speech cancelled" for _, kind, _ in events)
 
 
-def _speak_over(track: np.ndarray, reply: np.ndarray, echo: float) -> list:
+# How the reply reaches the microphone: one block later at `echo` times its level, or through
+# a room (dev/_speechset.room_echo_path: 40 ms away, reflections for 80 ms more).
+ECHO_PATHS = {"flat": None, "room": room_echo_path()}
+
+
+def _speak_over(
+    track: np.ndarray, reply: np.ndarray, echo: float, path: np.ndarray | None, cancel: bool
+) -> list:
     """A session already speaking `reply` at time 0, hearing `track`."""
-    audio = VirtualAudio(track, echo=echo, tail_s=0)
+    audio = VirtualAudio(track, echo=echo, tail_s=0, echo_path=path)
     engines = Engines(lambda pcm: "", lambda q: "", lambda t: None, StopSpotter().feed)
     machine = Voice(audio.now)
     machine.heard("ankita tell me a story")
     machine.reply(REPLY)
-    session = LiveSession(machine, audio, engines)
+    session = LiveSession(machine, audio, engines, cancel_echo=cancel)
     session.player.start(reply)
     while (block := audio.read()) is not None:
         session.step(block)
@@ -153,11 +168,18 @@ def loop_cost() -> dict[str, float]:
     for block in blocks:
         spotter.feed(block)
     speaking = (time.perf_counter() - t0) / len(blocks)
+    canceller = EchoCanceller(BLOCK)
+    t0 = time.perf_counter()
+    for block in blocks:
+        spotter.feed(canceller.heard(block))
+        canceller.play(block)
+    cancelling = (time.perf_counter() - t0) / len(blocks)
     return {
         "block_ms": 20.0,
         "listening_ms_per_block": round(listening * 1000, 3),
         "speaking_ms_per_block": round(speaking * 1000, 3),
-        "speaking_share_of_real_time": round(speaking / 0.02, 3),
+        "speaking_with_echo_cancelling_ms_per_block": round(cancelling * 1000, 3),
+        "speaking_share_of_real_time": round(cancelling / 0.02, 3),
     }
 
 
@@ -183,7 +205,12 @@ def main() -> None:
         report["dictation"] = Recognizer(dictation=args.dictation).dictation
         report["recognition"] = recognition(voices, speeds, args.dictation)
     if "barge-in" in parts:
-        report["barge_in"] = [barge_in(voices, speeds, echo) for echo in (0.0, 0.1, 0.3)]
+        report["barge_in"] = [
+            barge_in(voices, speeds, echo, path, cancel)
+            for path, levels in (("flat", (0.0, 0.1, 0.3, 0.6)), ("room", (0.1, 0.3, 0.6)))
+            for echo in levels
+            for cancel in (True, False)
+        ]
     if "loop" in parts:
         report["loop_cost"] = loop_cost()
     print(json.dumps(report, indent=2))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ankita._errors import InvalidInput
+from ankita.companion._echo import EchoCanceller
 from ankita.companion._speech import MARGIN_S, RATE, SILENCE_S, to_pcm
 from ankita.companion._voice import SPEAKING, Voice
 
@@ -51,29 +52,46 @@ class Audio(Protocol):
 
 class VirtualAudio:
     """Samples played as if a microphone heard them; what is written is recorded, and mixed back
-    into the input at `echo` times its level (a speaker the microphone hears)."""
+    into the input at `echo` times its level (a speaker the microphone hears): one block later,
+    or through `echo_path`, an impulse response in samples (a room: a delay, then reflections),
+    which must delay by at least one block."""
 
     realtime = False
 
-    def __init__(self, samples: Any, echo: float = 0.0, tail_s: float = TAIL_S) -> None:
+    def __init__(
+        self,
+        samples: Any,
+        echo: float = 0.0,
+        tail_s: float = TAIL_S,
+        echo_path: Any = None,
+    ) -> None:
         np = _np()
         tail = np.zeros(int(tail_s * RATE))
         self.samples = np.concatenate([np.asarray(samples, dtype=np.float64), tail])
-        self.echo = echo
+        if echo_path is None:
+            echo_path = np.zeros(BLOCK + 1)
+            echo_path[BLOCK] = 1.0
+        self.path = echo * np.asarray(echo_path, dtype=np.float64)
+        if np.any(self.path[:BLOCK]):
+            raise InvalidInput("an echo path must delay by at least one block")
         self.position = 0
         self.played: list[Any] = []
-        self._last = np.zeros(BLOCK)
+        self._out = np.zeros(len(self.path) + BLOCK)  # the latest output, newest last
 
     def read(self) -> Any | None:
+        np = _np()
         if self.position + BLOCK > len(self.samples):
             return None
-        block = self.samples[self.position : self.position + BLOCK] + self.echo * self._last
+        # The echo of every sample played in the last `len(path)` samples.
+        echo = np.convolve(self._out, self.path)[len(self._out) : len(self._out) + BLOCK]
+        block = self.samples[self.position : self.position + BLOCK] + echo
         self.position += BLOCK
         return block
 
     def write(self, samples: Any) -> None:
+        np = _np()
         self.played.append(samples)
-        self._last = samples
+        self._out = np.concatenate([self._out[len(samples) :], np.asarray(samples, float)])
 
     def now(self) -> float:
         return self.position / RATE
@@ -206,9 +224,11 @@ class LiveSession:
     engines: Engines
     log: Callable[[float, str], None] = lambda t, text: None
     events: list[tuple[float, str, str]] = field(default_factory=list)  # (time, kind, detail)
+    cancel_echo: bool = True  # take the reply's own echo out before listening for stop words
 
     def __post_init__(self) -> None:
         self.vad, self.player = Vad(), Player()
+        self.echo = EchoCanceller(BLOCK) if self.cancel_echo else None
         self._done: queue.Queue[tuple[int, str, Any]] = queue.Queue()
         self._jobs = 0
         self._pending = 0
@@ -294,7 +314,7 @@ class LiveSession:
         """One block of input heard, one block of output played."""
         t = self.audio.now()
         if self.machine.state == SPEAKING:
-            word = self.engines.spot_stop(block)
+            word = self.engines.spot_stop(self.echo.heard(block) if self.echo else block)
             if word:
                 self._note("stop word", word)
                 self._act(self.machine.heard(word, t))
@@ -308,6 +328,8 @@ class LiveSession:
                 self._submit("heard", lambda: (started, recognise(to_pcm(samples))))
         out, ended = self.player.next()
         self.audio.write(out)
+        if self.echo:
+            self.echo.play(out)
         if ended:
             self._note("speech done")
             self._act(self.machine.spoken())
