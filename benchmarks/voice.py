@@ -29,9 +29,8 @@ from functools import partial
 import numpy as np
 
 from ankita.companion._echo import EchoCanceller
-from ankita.companion._live import BLOCK, Engines, LiveSession, Vad, VirtualAudio, stop_latency
+from ankita.companion._live import BLOCK, Vad, speak_over, stop_latency
 from ankita.companion._speech import RATE, Recognizer, StopSpotter, synthesize, to_pcm
-from ankita.companion._voice import Voice
 from ankita.dev._speechset import COMMANDS, room_echo_path, word_errors
 
 STOP_WORDS = ("stop", "cancel")
@@ -144,16 +143,7 @@ def _speak_over(
     track: np.ndarray, reply: np.ndarray, echo: float, path: np.ndarray | None, cancel: bool
 ) -> list:
     """A session already speaking `reply` at time 0, hearing `track`."""
-    audio = VirtualAudio(track, echo=echo, tail_s=0, echo_path=path)
-    engines = Engines(lambda pcm: "", lambda q: "", lambda t: None, StopSpotter().feed)
-    machine = Voice(audio.now)
-    machine.heard("ankita tell me a story")
-    machine.reply(REPLY)
-    session = LiveSession(machine, audio, engines, cancel_echo=cancel)
-    session.player.start(reply)
-    while (block := audio.read()) is not None:
-        session.step(block)
-    return session.events
+    return speak_over(track, reply, StopSpotter().feed, echo, path, cancel)
 
 
 def loop_cost() -> dict[str, float]:

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from ankita.companion._echo import EchoCanceller
-from ankita.companion._live import BLOCK, Engines, LiveSession, VirtualAudio, stop_latency
+from ankita.companion._live import BLOCK, VirtualAudio, speak_over, stop_latency
 from ankita.companion._speech import RATE, StopSpotter, synthesize
-from ankita.companion._voice import Voice
 from ankita.dev._speechset import room_echo_path
 
 REPLY = (
@@ -32,18 +31,9 @@ def reply():
     return synthesize(REPLY)
 
 
-def speak_over(track, reply, echo, cancel):
+def heard_over(track, reply, echo, cancel):
     """A session speaking `reply` from time 0 that hears `track` and the reply through a room."""
-    audio = VirtualAudio(track, echo=echo, tail_s=0, echo_path=room_echo_path())
-    engines = Engines(lambda pcm: "", lambda q: "", lambda t: None, StopSpotter().feed)
-    machine = Voice(audio.now)
-    machine.heard("ankita tell me a story")
-    machine.reply(REPLY)
-    session = LiveSession(machine, audio, engines, cancel_echo=cancel)
-    session.player.start(reply)
-    while (block := audio.read()) is not None:
-        session.step(block)
-    return session.events
+    return speak_over(track, reply, StopSpotter().feed, echo, room_echo_path(), cancel)
 
 
 def test_the_canceller_learns_a_rooms_echo_within_seconds(reply):
@@ -69,8 +59,8 @@ def test_a_stop_word_over_a_loud_echo_is_heard_only_with_the_canceller(reply):
     track = np.zeros(len(reply) + 2 * RATE)
     track[start : start + len(spoken)] += spoken
     ended = (start + np.nonzero(np.abs(spoken) > 300)[0][-1]) / RATE
-    with_canceller = stop_latency(speak_over(track, reply, 0.3, cancel=True), ended)
-    without = stop_latency(speak_over(track, reply, 0.3, cancel=False), ended)
+    with_canceller = stop_latency(heard_over(track, reply, 0.3, cancel=True), ended)
+    without = stop_latency(heard_over(track, reply, 0.3, cancel=False), ended)
     # Silenced by the end of the word, or soon after (the spotter can hear "sto" and stop).
     assert with_canceller is not None and -0.3 <= with_canceller <= 0.4
     assert without is None
@@ -78,5 +68,5 @@ def test_a_stop_word_over_a_loud_echo_is_heard_only_with_the_canceller(reply):
 
 def test_the_echo_alone_stops_nothing(reply):
     for echo in (0.1, 0.3):
-        events = speak_over(np.zeros(len(reply) + RATE), reply, echo, cancel=True)
+        events = heard_over(np.zeros(len(reply) + RATE), reply, echo, cancel=True)
         assert not any(kind == "speech cancelled" for _, kind, _ in events), echo

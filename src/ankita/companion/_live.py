@@ -350,3 +350,25 @@ def stop_latency(events: list[tuple[float, str, str]], stop_ended: float) -> flo
     """Seconds from the end of a spoken stop word to silence (the next block after the cancel)."""
     cancelled = [t for t, kind, _ in events if kind == "speech cancelled" and t >= stop_ended - 1]
     return cancelled[0] - stop_ended if cancelled else None
+
+
+def speak_over(
+    track: Any,
+    reply: Any,
+    spot_stop: Callable[[Any], str | None],
+    echo: float = 0.0,
+    echo_path: Any = None,
+    cancel_echo: bool = True,
+) -> list[tuple[float, str, str]]:
+    """The events of a session already speaking `reply` (samples) from time 0 while a virtual
+    microphone hears `track` and the reply's echo: how barge-in is measured and tested."""
+    audio = VirtualAudio(track, echo=echo, tail_s=0, echo_path=echo_path)
+    engines = Engines(lambda pcm: "", lambda q: "", lambda t: None, spot_stop)
+    machine = Voice(audio.now)
+    machine.heard("ankita tell me a story")
+    machine.reply("a story")
+    session = LiveSession(machine, audio, engines, cancel_echo=cancel_echo)
+    session.player.start(reply)
+    while (block := audio.read()) is not None:
+        session.step(block)
+    return session.events
