@@ -51,11 +51,15 @@ _SCHEMA = [
     "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at)",
 ]
 # Columns an outbox of an earlier version lacks, added in place, once: the idempotency key of a
-# queued reply, and the key and crash mark of each send.
+# queued reply, and the key and crash mark of each send (messages already queued get a key from
+# their id, which is all they need: one outbox's ids never repeat).
 _UPGRADE = {
-    "dedupe": "ALTER TABLE outbox ADD COLUMN dedupe TEXT",
-    "send_key": "ALTER TABLE outbox ADD COLUMN send_key TEXT",
-    "maybe_sent": "ALTER TABLE outbox ADD COLUMN maybe_sent INTEGER NOT NULL DEFAULT 0",
+    "dedupe": ["ALTER TABLE outbox ADD COLUMN dedupe TEXT"],
+    "send_key": [
+        "ALTER TABLE outbox ADD COLUMN send_key TEXT",
+        "UPDATE outbox SET send_key = 'ak-' || id",
+    ],
+    "maybe_sent": ["ALTER TABLE outbox ADD COLUMN maybe_sent INTEGER NOT NULL DEFAULT 0"],
 }
 _LATE_SCHEMA = ["CREATE UNIQUE INDEX IF NOT EXISTS outbox_dedupe ON outbox (dedupe)"]
 
@@ -89,8 +93,8 @@ class Channels(Outbox):
         self.clock = clock or (lambda: datetime.now(timezone.utc))
         self.db = open_local(self.path, _SCHEMA, "channel store")
         columns = {r[1] for r in self.db.execute("PRAGMA table_info(outbox)")}
-        for column, statement in _UPGRADE.items():
-            if column not in columns:
+        for column, statements in _UPGRADE.items():
+            for statement in statements if column not in columns else []:
                 self.db.execute(statement)
         for statement in _LATE_SCHEMA:
             self.db.execute(statement)

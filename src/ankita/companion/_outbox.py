@@ -143,9 +143,8 @@ class Outbox:
         # Each chat gets its messages in order: a message waits while an earlier one to the same
         # chat is still pending (retrying, paced or in flight), so parts and replies never swap.
         waiting = self.db.execute(
-            "SELECT id, channel, chat_id, text, attempts, status, next_attempt_at, "
-            "COALESCE(send_key, 'ak-' || id), maybe_sent FROM outbox "
-            "WHERE status IN ('queued', 'sending') ORDER BY id"
+            "SELECT id, channel, chat_id, text, attempts, status, next_attempt_at, send_key, "
+            "maybe_sent FROM outbox WHERE status IN ('queued', 'sending') ORDER BY id"
         ).fetchall()
         held: set[tuple[str, str]] = set()
         for message_id, channel, chat_id, text, attempts, status, next_at, key, maybe in waiting:

@@ -99,6 +99,12 @@ def audible(pcm: bytes, seed: int = 0) -> bytes:
     return to_pcm(samples)
 
 
+def _frame_energy(samples: Any, size: int) -> Any:
+    """The RMS level of each whole frame of `size` samples."""
+    count = len(samples) // size
+    return _np().sqrt((samples[: count * size].reshape(count, size) ** 2).mean(axis=1))
+
+
 def utterances(pcm: bytes, rate: int) -> list[bytes]:
     """Cut audio at pauses (frame energy below a threshold relative to the loudest part)."""
     np = _np()
@@ -107,7 +113,7 @@ def utterances(pcm: bytes, rate: int) -> list[bytes]:
     count = len(samples) // size
     if count == 0:
         return []
-    energy = np.sqrt((samples[: count * size].reshape(count, size) ** 2).mean(axis=1))
+    energy = _frame_energy(samples, size)
     loud = energy > max(200.0, 0.05 * float(energy.max()))
     gap = int(SILENCE_S / FRAME_S)
     pieces, start, quiet = [], None, 0
@@ -192,12 +198,10 @@ def _keyword_decoder(
 def _speech_after(audio: bytes, cut: int) -> float:
     """Seconds from byte `cut` to the last loud 10 ms of the utterance."""
     np = _np()
-    samples = np.frombuffer(audio, dtype="<i2").astype(np.float32)
     size = RATE // 100
-    count = len(samples) // size
-    if count == 0:
+    energy = _frame_energy(np.frombuffer(audio, dtype="<i2").astype(np.float32), size)
+    if len(energy) == 0:
         return 0.0
-    energy = np.sqrt((samples[: count * size].reshape(count, size) ** 2).mean(axis=1))
     loud = np.nonzero(energy > 0.05 * float(energy.max()))[0]
     return max(0.0, (int(loud[-1]) + 1 - cut // 2 // size) / 100) if len(loud) else 0.0
 

@@ -16,6 +16,7 @@ from typing import Any
 from ankita._errors import ChannelError
 from ankita.companion._adapter import Adapter, LoopThread
 from ankita.companion._channels import Inbound
+from ankita.companion._outbox import MAX_LENGTH
 from ankita.companion._sending import (
     RESENT_NOTE,
     Attempt,
@@ -178,7 +179,8 @@ class TelegramAdapter(Adapter):
 
         # Telegram has no idempotency key and no way to read back what a bot sent: a message
         # an earlier attempt may have delivered goes again, saying so (docs/channels.md).
-        if attempt is not None and attempt.maybe_sent and len(RESENT_NOTE) + len(text) < 4096:
+        limit = MAX_LENGTH[self.platform]
+        if attempt is not None and attempt.maybe_sent and len(RESENT_NOTE) + 1 + len(text) <= limit:
             text = f"{RESENT_NOTE}\n{text}"
         try:
             message = self.loop.call(
