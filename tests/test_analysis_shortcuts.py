@@ -20,7 +20,7 @@ from ankita.analysis._slots import (
     check_value,
     frame_sequence,
     share_a_slot,
-    slot_key,
+    slot_keys,
     spans,
     value_slot_keys,
     value_spans,
@@ -66,7 +66,8 @@ texts = st.lists(st.sampled_from(WORDS), max_size=9).map(" ".join)
 def _keys(text: str) -> set[str]:
     """The definition: a key for every span of 1..3 tokens of the frame."""
     seq = frame_sequence(text)
-    return {slot_key(seq, i, j) for i, j in spans(len(seq))}
+    key_of = slot_keys(seq)
+    return {key_of(i, j) for i, j in spans(len(seq))}
 
 
 @pytest.mark.slow

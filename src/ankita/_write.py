@@ -16,6 +16,7 @@ from ankita._errors import EmbedderError, InvalidInput, JudgeError
 from ankita._models import Action, Fact, Status, WriteResult
 from ankita._validate import validate_kind, validate_string, validate_text
 from ankita.analysis._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
+from ankita.analysis._profile import profile_of
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
 from ankita.embed._embedders import Embedder
@@ -155,13 +156,23 @@ class Writer:
                 else {}
             )
             scored: list[tuple[Comparison, Fact]] = []
+            # Analysed once here and passed down; stored facts' profiles are kept between writes.
+            profile = profile_of(text)
             arrays = [_array(p) for p in probes]  # converted once, not per candidate
             for fact in stored:
                 blob = vectors.get(fact.id)
                 cos = _cosine_with(arrays, blob) if arrays and blob else None
                 scored.append(
                     (
-                        compare_texts(text, kind, fact.text, fact.kind, self.settings, cos, model),
+                        compare_texts(
+                            profile,
+                            kind,
+                            profile_of(fact.text),
+                            fact.kind,
+                            self.settings,
+                            cos,
+                            model,
+                        ),
                         fact,
                     )
                 )

@@ -6,10 +6,9 @@ in Ohio"). Patterns are general English, matched on tokens, clause by clause.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
-from ankita.analysis._text import TEXT_CACHE, clauses, number_value, stem
+from ankita.analysis._profile import Text, per_text
+from ankita.analysis._text import clauses, number_value, stem
 
 _STOP_VALUE = {
     "and",
@@ -103,7 +102,7 @@ def _matches_age(a: str, b: str) -> bool:
     return False
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def attributes(text: str) -> dict[str, tuple[str, ...]]:
     """{attribute: value words} stated about the user (first person, not negated)."""
     found: dict[str, tuple[str, ...]] = {}
@@ -175,7 +174,7 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
     return {k: v for k, v in found.items() if v}
 
 
-def attribute_conflicts(a: str, b: str) -> list[tuple[str, str, str]]:
+def attribute_conflicts(a: Text, b: Text) -> list[tuple[str, str, str]]:
     """(attribute, value of a, value of b) for every attribute both state differently."""
     from ankita.analysis._similarity import match_words
 
@@ -191,5 +190,6 @@ def attribute_conflicts(a: str, b: str) -> list[tuple[str, str, str]]:
     return out
 
 
+@per_text
 def attribute_keys(text: str) -> frozenset[str]:
     return frozenset(attributes(text))

@@ -3,8 +3,6 @@ the check that a change conflicts only with the fact holding that value."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ankita.analysis._cues import (
     CHANGE_OF_STATE,
     CHANGE_PHRASES,
@@ -15,6 +13,7 @@ from ankita.analysis._cues import (
     Finding,
 )
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
+from ankita.analysis._profile import Text, per_text
 from ankita.analysis._similarity import match_words
 from ankita.analysis._subjects import (
     forms_of,
@@ -23,7 +22,6 @@ from ankita.analysis._subjects import (
     subject_words,
 )
 from ankita.analysis._text import (
-    TEXT_CACHE,
     clauses,
     content_words,
     inner_names,
@@ -33,7 +31,7 @@ from ankita.analysis._text import (
 )
 
 
-def head_words(text: str, word: str) -> frozenset[str]:
+def head_words(text: Text, word: str) -> frozenset[str]:
     """The first content word after each place of `word` in its clause, stemmed: what it
     says something of ("love the album" / "hate the album")."""
     target, found = stem(word), set()
@@ -50,7 +48,7 @@ def head_words(text: str, word: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def words_beside(text: str, word: str, ends: bool = False) -> frozenset[str]:
+def words_beside(text: Text, word: str, ends: bool = False) -> frozenset[str]:
     """The stems just before and after each place of `word` (or a form of it) in the text,
     within its clause, articles skipped; with `ends`, a clause's start and end count too."""
     found: set[str] = set()
@@ -78,7 +76,7 @@ _NEGATABLE = frozenset(CHANGE_OF_STATE) - {
 }
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def change_words(text: str) -> frozenset[str]:
     found: set[str] = set()
     for clause in clauses(text):
@@ -123,7 +121,7 @@ _PAST = _STARTS | {"used to"}
 _CLAUSE_WIDE = frozenset({"now", "nowadays", "anymore", "any", "these", "days"})
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def change_scope(text: str) -> frozenset[str]:
     """The slot whose value a stated change ends or replaces: the few content words after the
     change word and the one just before it ("I quit coffee": coffee; "The deadline moved to
@@ -162,13 +160,13 @@ def change_scope(text: str) -> frozenset[str]:
     return frozenset(scope)
 
 
-def only_ends(text: str) -> bool:
+def only_ends(text: Text) -> bool:
     """States a change, and every change word only ends something (`ENDING`)."""
     words = change_words(text)
     return bool(words) and words <= ENDING
 
 
-def check_change_of_state(a: str, b: str) -> list[Finding]:
+def check_change_of_state(a: Text, b: Text) -> list[Finding]:
     """Change-of-state wording ("moved to", "quit", "no longer", "now") on one side only."""
     ca, cb = change_words(a), change_words(b)
     if bool(ca) == bool(cb):

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
+from ankita.analysis._profile import Text, per_text
 from ankita.analysis._similarity import match_words, words_match
 from ankita.analysis._text import (
-    TEXT_CACHE,
     clauses,
     content_words,
     number_value,
@@ -376,7 +376,7 @@ def _has_phrase(toks: tuple[str, ...], phrase: tuple[str, ...]) -> bool:
     return any(toks[i : i + n] == phrase for i in range(len(toks) - n + 1))
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def negated_words(text: str) -> frozenset[str]:
     """Content words inside the scope of a negation: from the cue to the end of its clause."""
     scoped: set[str] = set()
@@ -407,7 +407,7 @@ def negates(text: str) -> bool:
     return bool(negated_words(text))
 
 
-def check_negation(a: str, b: str) -> list[Finding]:
+def check_negation(a: Text, b: Text) -> list[Finding]:
     """A negation on one side only, whose scope covers words the two facts share."""
     neg_a, neg_b = negated_words(a), negated_words(b)
     if not neg_a and not neg_b:
@@ -424,7 +424,7 @@ def check_negation(a: str, b: str) -> list[Finding]:
     return [Finding("negation", f"the {side} fact negates '{' '.join(sorted(only))}'")]
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def numbers_in(text: str) -> frozenset[str]:
     toks = tokens(text)
     return frozenset(v for i in range(len(toks)) if (v := number_value(toks, i)) is not None)
@@ -436,7 +436,7 @@ def droppable_stems() -> frozenset[str]:
     return frozenset(stem(w) for w in words) | WEEKDAY_STEMS | MONTH_STEMS
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def core_size(text: str) -> int:
     """Content words a finding can never take out of the frame: all but numbers, days,
     months and change-of-state words. Lower bound on the frame's size (for the gate)."""

@@ -7,24 +7,23 @@ from dataclasses import dataclass, replace
 
 from ankita._config import Settings
 from ankita._models import WordEnum
-from ankita.analysis._attributes import attribute_keys
 from ankita.analysis._change import (
     only_ends,
 )
 from ankita.analysis._cues import (
     CLAIM_WORDS,
     Finding,
-    core_size,
 )
 from ankita.analysis._disagree import (
     clause_pairs,
     disagreements,
     frame_words,
-    has_opposite_pair,
     may_conflict,
     polar_cue,
 )
-from ankita.analysis._language import language, reads
+from ankita.analysis._gates import could_conflict
+from ankita.analysis._language import reads
+from ankita.analysis._profile import Text, as_profile, per_text, raw_text
 from ankita.analysis._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,
@@ -33,9 +32,6 @@ from ankita.analysis._similarity import (
     lexical_score,
     match_words,
     score_words,
-)
-from ankita.analysis._slots import (
-    share_a_slot,
 )
 from ankita.analysis._subjects import (
     named_subjects_differ,
@@ -97,41 +93,11 @@ class Comparison:
         return order, self.score
 
 
-def could_conflict(
-    old_text: str, new_text: str, lex: LexicalScore, score: float, conflict_line: float
-) -> bool:
-    """False only when no finding could turn this pair into a merge or a conflict, so the
-    disagreement analysis can be skipped (the costly part of a write). Every branch is an
-    upper bound of one rule below; docs/scale.md gives the argument."""
-    if score >= conflict_line:  # related already (this covers every merge)
-        return True
-    if has_opposite_pair(old_text, new_text):  # opposites count as one shared slot
-        return True
-    if share_a_slot(old_text, new_text):  # one value replaced in the same sentence
-        return True
-    if attribute_keys(old_text) & attribute_keys(new_text):  # one attribute stated twice
-        return True
-    words_a, words_b = content_words(old_text), content_words(new_text)
-    shared = min(count_covered(words_a, words_b), count_covered(words_b, words_a))
-    if shared == 0:
-        return False
-    # Findings only take numbers, days, months and change words out of a frame: the frame
-    # keeps at least `core` words, and shares at most `shared`.
-    core_a, core_b = core_size(old_text), core_size(new_text)
-    # An `order` finding (>= 3 shared words) also takes two shared words out of both frames.
-    order_drop = 2 if shared >= 3 else 0
-    if max(core_a, core_b) - order_drop <= SHORT_FACT_WORDS:  # the short-fact link
-        return True
-    if shared >= 2 and min(core_a, core_b) <= shared:  # containment
-        return True
-    jaccard = shared / (max(core_a, shared) + max(core_b, shared) - shared)
-    return jaccard >= min(0.5, conflict_line)
-
-
 NEW_WORDS_KEPT = 4  # see `compare_texts`
 FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
 
 
+@per_text
 def one_claim(text: str) -> bool:
     """Each sentence short enough to say one thing: a chat turn of short sentences is read
     sentence by sentence, while one long sentence ("Caroline went hiking last week and got
@@ -141,13 +107,13 @@ def one_claim(text: str) -> bool:
     return all(len(content_words(part)) <= CLAIM_WORDS for part in sentences(text) or (text,))
 
 
-def who(text: str) -> str:
+def who(text: Text) -> str:
     """Whom a fact is about, for a reason: "self", "my sister", "Caroline"."""
     found = subject(text) or "?"
     return found[5:].title() if found.startswith("name ") else found
 
 
-def _initials_of(name: str, text: str) -> bool:
+def _initials_of(name: str, text: Text) -> bool:
     """`name` is an acronym of capitalised words in `text` ("usa" and "United States"): the
     initials, or the initials and one more letter for an uncapitalised tail ("of America")."""
     return len(name) <= ACRONYM_MAX and any(
@@ -156,7 +122,7 @@ def _initials_of(name: str, text: str) -> bool:
 
 
 def names_apart(
-    a: str, b: str, frames: tuple[frozenset[str], frozenset[str]] | None = None
+    a: Text, b: Text, frames: tuple[frozenset[str], frozenset[str]] | None = None
 ) -> tuple[str, str] | None:
     """The same statement about two differently named things ("Anna is 30" / "Marek is 41",
     "I lived in Oslo for 3 years" / "I lived in Rome for 5 years"): a name in each frame that
@@ -176,11 +142,11 @@ def names_apart(
 
 
 def _unshared_names(
-    a: str,
-    b: str,
+    a: Text,
+    b: Text,
     words_a: frozenset[str],
     words_b: frozenset[str],
-    names_of: Callable[[str], frozenset[str]] = names,
+    names_of: Callable[[Text], frozenset[str]] = names,
 ) -> tuple[list[str], list[str]]:
     """The names in each frame that the other frame does not hold (nor as initials)."""
     return (
@@ -208,7 +174,7 @@ def _lexical_evidence(lex: LexicalScore) -> bool:
 
 
 def clause_conflict(
-    new_text: str, old_text: str, kind: str, settings: Settings
+    new_text: Text, old_text: Text, kind: str, settings: Settings
 ) -> tuple[str, str, str] | None:
     """A clause of each side that conflicts with the other through a negation, opposites or a
     stated change, when one side has several clauses: "I love wine too, I went tasting in May"
@@ -230,20 +196,24 @@ def clause_conflict(
         # A fragment ("John," or "climbing,") states nothing of its own.
         if min(len(tokens(old_part)), len(tokens(new_part))) < FRAGMENT_TOKENS:
             continue
+        # Without a negation, opposites or a stated change between them, two clauses of one
+        # clause each cannot come out as such a conflict: skip the comparison.
+        if not (polar_cue(old_part, new_part) or statements(old_part) or statements(new_part)):
+            continue
         part = compare_texts(new_part, kind, old_part, kind, settings)
         if part.action == CONFLICT and all(
             f.check in SEMANTIC_FRAME_CHECKS
             for f in part.findings
             if f.check not in MERGE_ONLY_CHECKS
         ):
-            return old_part, new_part, part.reason
+            return raw_text(old_part), raw_text(new_part), part.reason
     return None
 
 
 def compare_texts(
-    new_text: str,
+    new: Text,
     new_kind: str,
-    old_text: str,
+    old: Text,
     old_kind: str,
     settings: Settings,
     cosine: float | None = None,
@@ -255,19 +225,21 @@ def compare_texts(
     `cosine` is given only when *both* facts have a vector from the same model; a pair scored
     half by cosine and half lexically can therefore never produce a cosine conflict.
     `analyse_all` runs the disagreement analysis even where `could_conflict` proves it cannot
-    change the decision (for explanations, and to test that proof).
+    change the decision (for explanations, and to test that proof). Either text may be given
+    as its profile (`_profile.profile_of`), as a write does: each is analysed once.
     """
+    new_text, old_text = as_profile(new), as_profile(old)
     lex = lexical_score(old_text, new_text)
     # A model trained on English scores "मुझे चाय पसंद है" and its negation 0.95: its cosine
     # is no evidence on facts it cannot read, which are then compared by their words.
-    languages = sorted({language(old_text), language(new_text)})
+    languages = sorted({old_text.language, new_text.language})
     model_reads = embedder_model is None or cosine is None or reads(embedder_model, languages)
     if not model_reads:
         cosine = None
     dedup, conflict_line = settings.thresholds(new_kind)
     score, method = lex.score, "lexical"
     semantic: float | None = None
-    claims = one_claim(old_text) and one_claim(new_text)
+    claims = old_text.one_claim and new_text.one_claim
     if cosine is not None:
         semantic = calibrate(
             cosine, settings.cosine_lines(embedder_model, new_kind), (dedup, conflict_line)
@@ -290,19 +262,21 @@ def compare_texts(
     findings: tuple[Finding, ...] = ()
     frame_score = 0.0
     conflicting: tuple[Finding, ...] = ()
+    frames: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
     # Below the merge line only a finding that is not "different" can change the decision,
     # and only between facts of one kind (of two kinds, only a merge can come of it).
     if settings.detect_disagreement and (
         analyse_all
         or (
             (score >= dedup or (same_kind and may_conflict(old_text, new_text)))
-            and could_conflict(old_text, new_text, lex, score, conflict_line)
+            and could_conflict(old_text, new_text, score, conflict_line)
         )
     ):
         findings = tuple(disagreements(old_text, new_text))
         conflicting = tuple(f for f in findings if f.check not in MERGE_ONLY_CHECKS)
         if conflicting:
-            frame = score_words(*frame_words(old_text, new_text, conflicting))
+            frames = frame_words(old_text, new_text, conflicting)
+            frame = score_words(*frames)
             # One shared word is a subject only for a stated change ("I quit coffee") or a
             # negation; for different numbers or days it is too little ("I run on Sundays" /
             # "I swim on Wednesdays").
@@ -337,7 +311,6 @@ def compare_texts(
     # on Zephyr").
     apart, names_are_values = None, False
     if conflicting:
-        frames = frame_words(old_text, new_text, conflicting)
         # Unless the two facts open with two different names: then what differs is whose
         # fact it is ("Locker 12 code is 4821" / "Locker 13 code is 4821").
         names_are_values = (
@@ -383,7 +356,7 @@ def compare_texts(
             findings,
             round(frame_score, 6),
             same_kind,
-            shown_words(reason, old_text, new_text),
+            shown_words(reason, old_text.text, new_text.text),
             gates,
             one_subject=apart is None and not different_people,
             worth_judging=claims or polar_cue(old_text, new_text),

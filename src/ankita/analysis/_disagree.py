@@ -7,11 +7,9 @@ shared frame it is the evidence for a conflict.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import lru_cache
 
-from ankita.analysis._attributes import attribute_conflicts, attribute_keys
+from ankita.analysis._attributes import attribute_conflicts
 from ankita.analysis._change import (
-    change_words,
     check_change_of_state,
     head_words,
     words_beside,
@@ -30,6 +28,7 @@ from ankita.analysis._cues import (
     slotted,
 )
 from ankita.analysis._lexicon import STOP_WORDS
+from ankita.analysis._profile import Text, as_profile, per_text
 from ankita.analysis._similarity import SHORT_FACT_WORDS, match_words
 from ankita.analysis._slots import (
     check_value,
@@ -41,8 +40,6 @@ from ankita.analysis._subjects import (
     forms_of,
 )
 from ankita.analysis._text import (
-    TEXT_CACHE,
-    WRITE_CACHE,
     content_words,
     names,
     statements,
@@ -51,14 +48,15 @@ from ankita.analysis._text import (
 )
 
 
-def has_opposite_pair(a: str, b: str) -> bool:
+def has_opposite_pair(a: Text, b: Text) -> bool:
     """Does one fact hold a word whose opposite the other holds (vegetarian / meat), the two
     naming one slot (`slotted`)?"""
-    wb = forms_of(b)
-    return any(slotted(w, o) for w in forms_of(a) for o in OPPOSITE_OF.get(w, ()) if o in wb)
+    a, b = as_profile(a), as_profile(b)
+    wb = b.forms_of
+    return any(slotted(w, o) for w in a.opposite_forms for o in OPPOSITE_OF[w] if o in wb)
 
 
-def check_numbers(a: str, b: str) -> list[Finding]:
+def check_numbers(a: Text, b: Text) -> list[Finding]:
     """Both facts state numbers (ages, counts, years, times) and they differ."""
     na, nb = numbers_in(a), numbers_in(b)
     findings = []
@@ -87,7 +85,7 @@ def check_numbers(a: str, b: str) -> list[Finding]:
     return findings
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def _split_on_connector(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
     toks = tokens(text)
     for connector in CONNECTORS:
@@ -101,7 +99,7 @@ def _split_on_connector(text: str) -> tuple[frozenset[str], frozenset[str]] | No
     return None
 
 
-def check_swapped(a: str, b: str) -> list[Finding]:
+def check_swapped(a: Text, b: Text) -> list[Finding]:
     """ "X over Y" against "Y over X" (also "rather than", "instead of", "than")."""
     sa, sb = _split_on_connector(a), _split_on_connector(b)
     if not sa or not sb:
@@ -120,7 +118,7 @@ def check_swapped(a: str, b: str) -> list[Finding]:
     return []
 
 
-def check_opposites(a: str, b: str) -> list[Finding]:
+def check_opposites(a: Text, b: Text) -> list[Finding]:
     """A word on one side whose opposite is on the other side only."""
     wa, wb = forms_of(a), forms_of(b)
     neg_a, neg_b = negated_words(a), negated_words(b)
@@ -155,7 +153,7 @@ def check_opposites(a: str, b: str) -> list[Finding]:
 _BE = frozenset({"is", "are", "was", "were", "be", "been", "being"})
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def _passive(text: str) -> bool:
     """A form of "be" and later "by": the doer is named after the verb."""
     toks = tokens(text)
@@ -163,7 +161,7 @@ def _passive(text: str) -> bool:
     return first is not None and "by" in toks[first + 1 :]
 
 
-def check_order(a: str, b: str) -> list[Finding]:
+def check_order(a: Text, b: Text) -> list[Finding]:
     """Roles swapped around a shared word: "the turtle follows the fish" / "the fish follows
     the turtle". Reordered phrases with nothing between them ("from home remotely") pass.
     Clause by clause: across clauses word order is free ("I love rock music, and I listen to
@@ -174,14 +172,14 @@ def check_order(a: str, b: str) -> list[Finding]:
     return []
 
 
-def clause_pairs(a: str, b: str) -> Iterator[tuple[str, str]]:
+def clause_pairs(a: Text, b: Text) -> Iterator[tuple[Text, Text]]:
     """Each clause of `a` with each clause of `b`; a text of one clause is its own."""
     for part_a in statements(a) or (a,):
         for part_b in statements(b) or (b,):
             yield part_a, part_b
 
 
-def _swapped_roles(a: str, b: str) -> list[Finding]:
+def _swapped_roles(a: Text, b: Text) -> list[Finding]:
     if len(content_set(a) & content_set(b)) < 3:
         return []  # a swap around a third word needs three shared words
     if _passive(a) != _passive(b):
@@ -207,7 +205,7 @@ def _swapped_roles(a: str, b: str) -> list[Finding]:
     return []
 
 
-def check_attribute(a: str, b: str) -> list[Finding]:
+def check_attribute(a: Text, b: Text) -> list[Finding]:
     """One single-valued attribute of the user (home, age, marital status, name, employer,
     birthday, favourite X) with two different values."""
     return [
@@ -216,50 +214,52 @@ def check_attribute(a: str, b: str) -> list[Finding]:
     ]
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def _days_and_months(text: str) -> tuple[bool, bool]:
     forms = forms_of(text)
     return bool(forms & WEEKDAY_STEMS), bool(forms & MONTH_STEMS)
 
 
-def polar_cue(a: str, b: str) -> bool:
+def polar_cue(a: Text, b: Text) -> bool:
     """False only when neither a negation, nor opposites, nor a change of state can be found
     between `a` and `b` (in `disagreements` order): the preconditions of those three checks."""
-    if negated_words(a) or negated_words(b):
+    a, b = as_profile(a), as_profile(b)
+    if a.negated_words or b.negated_words:
         return True
-    if bool(change_words(a)) != bool(change_words(b)):
+    if bool(a.change_words) != bool(b.change_words):
         return True
-    return bool(opposite_forms(a) & opposed_forms(b))
+    return not a.opposite_forms.isdisjoint(b.opposed_forms)
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def opposite_forms(text: str) -> frozenset[str]:
     """The text's word forms (stop words too) that have an opposite."""
     return frozenset(w for w in forms_of(text) if w in OPPOSITE_OF)
 
 
-@lru_cache(maxsize=WRITE_CACHE)
+@per_text
 def opposed_forms(text: str) -> frozenset[str]:
     """Every word form whose opposite the text holds (the opposites are symmetric)."""
     return frozenset(o for w in opposite_forms(text) for o in OPPOSITE_OF[w])
 
 
-def may_conflict(a: str, b: str) -> bool:
+def may_conflict(a: Text, b: Text) -> bool:
     """False only when no check below can return a finding other than "different": every
     branch is the precondition of one or more checks, read from per-text features
-    that are cached, so a pair can skip the analysis for a fraction of its cost."""
-    if attribute_keys(a) & attribute_keys(b):
+    of each text's profile, so a pair can skip the analysis for a fraction of its cost."""
+    a, b = as_profile(a), as_profile(b)
+    if not a.attribute_keys.isdisjoint(b.attribute_keys):
         return True
     if polar_cue(a, b):  # negation, opposites, change of state
         return True
-    if numbers_in(a) and numbers_in(b):
+    if a.numbers_in and b.numbers_in:
         return True
-    (day_a, month_a), (day_b, month_b) = _days_and_months(a), _days_and_months(b)
+    (day_a, month_a), (day_b, month_b) = a.days_and_months, b.days_and_months
     if (day_a and day_b) or (month_a and month_b):
         return True
-    if _split_on_connector(a) and _split_on_connector(b):
+    if a.split_on_connector and b.split_on_connector:
         return True
-    if len(content_set(a) & content_set(b)) >= 3:  # order: three shared words at least
+    if len(a.content_set & b.content_set) >= 3:  # order: three shared words at least
         return True
     return share_a_slot(a, b)  # value: one span of <= 3 tokens replaced
 
@@ -276,7 +276,7 @@ CHECKS = (
 )
 
 
-def disagreements(a: str, b: str) -> list[Finding]:
+def disagreements(a: Text, b: Text) -> list[Finding]:
     """Every finding of every check, in a fixed order, without duplicates."""
     seen: list[Finding] = []
     for check in CHECKS:
@@ -287,7 +287,7 @@ def disagreements(a: str, b: str) -> list[Finding]:
 
 
 def frame_words(
-    a: str, b: str, findings: list[Finding] | tuple[Finding, ...]
+    a: Text, b: Text, findings: list[Finding] | tuple[Finding, ...]
 ) -> tuple[frozenset[str], frozenset[str]]:
     """Content words with the disagreeing ones taken out: what the two facts are *about*.
 

@@ -30,6 +30,7 @@ from ankita.analysis._lexicon import (
     VERB_LAST,
     VERBS,
 )
+from ankita.analysis._profile import per_text
 
 LANGUAGES = ("en", "hi", "hi-latn", "de", "es", "fr", "pt", "it", "nl", "ru", "id", "zh", "ja")
 _LATIN = ("de", "es", "fr", "pt", "it", "nl", "id")
@@ -111,7 +112,7 @@ def _identifier() -> Any:
     return ident
 
 
-@lru_cache(maxsize=65536)
+@per_text
 def language(text: str) -> str:
     """The language of one fact: by script, else by words only that language has (py3langid
     choosing among the languages whose words appear). English unless another is clear."""
@@ -268,7 +269,6 @@ def _cjk_tokens(text: str, lang: str) -> list[str]:
     return [t for t in out if t]
 
 
-@lru_cache(maxsize=65536)
 def foreign_tokens(text: str, lang: str) -> tuple[str, ...]:
     """The tokens of a fact in `lang` (not English), as the rules read them."""
     folded = fold(text, lang)

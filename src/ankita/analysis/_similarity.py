@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ankita.analysis._text import content_words, sentences
+from ankita.analysis._profile import Text, as_profile, per_text
+from ankita.analysis._text import content_words
 
 PREFIX_MIN = 4  # postgres/postgresql match; car/cart do not
 SHORT_FACT_WORDS = 3  # both facts at most this long may link on one shared word
@@ -41,7 +42,8 @@ def match_words(a: Iterable[str], b: Iterable[str]) -> list[tuple[str, str]]:
     The sides are put in a canonical order first so that the result never depends on which
     fact was passed first (the score must be symmetric).
     """
-    one, two = set(a), set(b)
+    one = a if isinstance(a, frozenset) else frozenset(a)
+    two = b if isinstance(b, frozenset) else frozenset(b)
     same = one & two
     # Mostly no unmatched word of one side shares its first PREFIX_MIN letters with one of the
     # other's: then the matching is the equal words alone, and sets find those at C speed.
@@ -51,7 +53,7 @@ def match_words(a: Iterable[str], b: Iterable[str]) -> list[tuple[str, str]]:
     return _match_in_order(one, two)
 
 
-def _match_in_order(a: set[str], b: set[str]) -> list[tuple[str, str]]:
+def _match_in_order(a: frozenset[str], b: frozenset[str]) -> list[tuple[str, str]]:
     """`match_words` the long way: equal words, then each prefix in canonical order."""
     left, right = sorted(a), sorted(b)
     swapped = (len(right), right) < (len(left), left)
@@ -96,6 +98,41 @@ def count_covered(words: Iterable[str], others: frozenset[str]) -> int:
     return count
 
 
+def count_shared(a: Text, b: Text) -> int:
+    """`count_covered(content words of a, content words of b)`, from the two profiles: only
+    words whose first letters both texts hold are compared one by one."""
+    a, b = as_profile(a), as_profile(b)
+    words_b, heads_b = b.content_words, b.word_heads
+    count = len(a.content_words & words_b)
+    for head in a.word_heads.keys() & heads_b.keys():
+        alike = heads_b[head]
+        for word in a.word_heads[head]:
+            if word not in words_b and any(words_match(word, other) for other in alike):
+                count += 1
+    return count
+
+
+@per_text
+def word_heads(text: str) -> dict[str, tuple[str, ...]]:
+    """The text's content words of at least PREFIX_MIN letters, by their first PREFIX_MIN."""
+    heads: dict[str, list[str]] = {}
+    for word in sorted(content_words(text)):
+        if len(word) >= PREFIX_MIN:
+            heads.setdefault(word[:PREFIX_MIN], []).append(word)
+    return {head: tuple(words) for head, words in heads.items()}
+
+
+def _overlap(a: frozenset[str], b: frozenset[str], m: int) -> tuple[float, float]:
+    """Jaccard and containment of two non-empty word sets with `m` > 0 words matched."""
+    jaccard = m / (len(a) + len(b) - m)
+    n, longest = min(len(a), len(b)), max(len(a), len(b))
+    # Fires only when every word of the shorter fact is in the longer one, and never for a
+    # one-word fact: half-way between the coverage ratio and 1, so one extra word still merges
+    # a 3-word preference but a long sentence that merely mentions the words does not.
+    containment = containment_score(n, longest) if m == n and n >= 2 else 0.0
+    return jaccard, containment
+
+
 def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
     """Best of Jaccard, containment and the short-fact link over two content-word sets."""
     matches = match_words(a, b)
@@ -103,14 +140,8 @@ def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
     words_a, words_b = tuple(sorted(a)), tuple(sorted(b))
     if not a or not b or m == 0:
         return LexicalScore(0.0, 0.0, 0.0, 0.0, "none", words_a, words_b, tuple(matches))
-    jaccard = m / (len(a) + len(b) - m)
-    n, longest = min(len(a), len(b)), max(len(a), len(b))
-    containment = 0.0
-    # Fires only when every word of the shorter fact is in the longer one, and never for a
-    # one-word fact: half-way between the coverage ratio and 1, so one extra word still merges
-    # a 3-word preference but a long sentence that merely mentions the words does not.
-    if m == n and n >= 2:
-        containment = containment_score(n, longest)
+    jaccard, containment = _overlap(a, b, m)
+    longest = max(len(a), len(b))
     short_link = SHORT_LINK_SCORE if longest <= SHORT_FACT_WORDS else 0.0
     score, winner = max(
         (jaccard, "jaccard"), (containment, "containment"), (short_link, "short_link")
@@ -133,19 +164,23 @@ def containment_score(n: int, longest: int) -> float:
     return max(0.0, 1 - CONTAIN_SLOPE * (longest - n) / (2 * (n - 1)))
 
 
-def lexical_score(a: str, b: str) -> LexicalScore:
+def lexical_score(a: Text, b: Text) -> LexicalScore:
     """Lexical similarity of two texts: over their whole content words, and also, when one of
     them has several sentences, the containment between the other and one of those sentences
     ("I restore old boats" and "Oh nice. I restore old boats too."): a chat
     turn that restates a fact in one sentence says nothing else about it in the others."""
-    whole = score_words(content_words(a), content_words(b))
+    a, b = as_profile(a), as_profile(b)
+    whole = score_words(a.content_words, b.content_words)
     best = whole.score
     for short, long_ in ((a, b), (b, a)):
-        parts = sentences(long_)
-        words = content_words(short) if parts else frozenset()
+        parts = long_.sentences
+        words = short.content_words if parts else frozenset()
         for part in parts:
-            part_score = score_words(words, content_words(part))
-            best = max(best, part_score.containment, part_score.jaccard)
+            part_words = content_words(part)
+            m = len(match_words(words, part_words)) if words and part_words else 0
+            if m:  # as `score_words` rounds them
+                jaccard, containment = _overlap(words, part_words, m)
+                best = max(best, round(containment, 6), round(jaccard, 6))
     if best > whole.score:
         return replace(whole, score=best, winner="sentence_containment")
     return whole

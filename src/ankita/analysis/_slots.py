@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
-from functools import lru_cache
+from collections.abc import Callable, Collection, Sequence
 
 from ankita.analysis._change import (
     change_words,
@@ -20,13 +19,12 @@ from ankita.analysis._cues import (
     numbers_in,
 )
 from ankita.analysis._lexicon import FUNCTION_WORDS, STOP_WORDS
+from ankita.analysis._profile import Text, as_profile, per_text
 from ankita.analysis._similarity import match_words
 from ankita.analysis._subjects import (
     verb_like,
 )
 from ankita.analysis._text import (
-    TEXT_CACHE,
-    WRITE_CACHE,
     clauses,
     names,
     number_value,
@@ -35,7 +33,7 @@ from ankita.analysis._text import (
 )
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def _frame_tokens(text: str) -> tuple[str, ...]:
     toks = tokens(text)
     out = []
@@ -54,15 +52,15 @@ def _digest(parts: tuple[str, ...]) -> str:
     return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).hexdigest()
 
 
-def share_a_slot(a: str, b: str) -> bool:
+def share_a_slot(a: Text, b: Text) -> bool:
     """Whether a span of 1..MAX_SLOT tokens of each frame has the same tokens before and after
-    it on both sides (the same `slot_key`): the precondition of a `value` finding.
+    it on both sides (the same `slot_keys`): the precondition of a `value` finding.
 
     Read from the common start and end, without a key: with i tokens kept before the spans and
     t after, the spans are len - i - t long on each side, so some i <= common start and
     t <= common end must make both lengths 1..MAX_SLOT, and every sum i + t up to common start
     + common end can be made."""
-    sa, sb = frame_sequence(a), frame_sequence(b)
+    sa, sb = as_profile(a).frame_sequence, as_profile(b).frame_sequence
     shorter, longer = sorted((len(sa), len(sb)))
     kept = max(0, longer - MAX_SLOT)  # the fewest tokens the spans may leave around them
     if kept > shorter - 1:
@@ -77,28 +75,22 @@ def spans(length: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(length) for j in range(i + 1, min(i + MAX_SLOT, length) + 1)]
 
 
-def slot_key(seq: tuple[str, ...], i: int, j: int) -> str:
-    """The key of `seq` with tokens i..j replaced: the same for every replacement."""
-    heads, tails = _ends(seq)
-    return heads[i] + tails[j]
-
-
-@lru_cache(maxsize=WRITE_CACHE)
-def _ends(seq: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def slot_keys(seq: tuple[str, ...]) -> Callable[[int, int], str]:
+    """The key of `seq` with tokens i..j replaced, for any i, j: the same for every
+    replacement."""
     # Each prefix and suffix digested once: a sequence has ~3 spans per token, each two ends.
-    return (
-        [_digest(seq[:i]) for i in range(len(seq) + 1)],
-        [_digest(seq[j:]) for j in range(len(seq) + 1)],
-    )
+    heads = [_digest(seq[:i]) for i in range(len(seq) + 1)]
+    tails = [_digest(seq[j:]) for j in range(len(seq) + 1)]
+    return lambda i, j: heads[i] + tails[j]
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def frame_sequence(text: str) -> tuple[str, ...]:
     """The stemmed token sequence the `value` check aligns (articles out, numbers as digits)."""
     return tuple(stem(t) for t in _frame_tokens(text))
 
 
-def check_value(a: str, b: str) -> list[Finding]:
+def check_value(a: Text, b: Text) -> list[Finding]:
     """The same frame with one value replaced: "I live in Prague" / "I live in Vienna"."""
     # Both findings below need one replaced span of at most 3 tokens in an otherwise equal
     # sequence, and then the two texts share that span's slot key: a set lookup, not a diff.
@@ -177,13 +169,12 @@ def check_value(a: str, b: str) -> list[Finding]:
     return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame", words)]
 
 
-def _only_subject(a: str, b: str, words: list[str]) -> bool:
+def _only_subject(a: Text, b: Text, words: list[str]) -> bool:
     """Every one of `words` is a person one has ("brother") or a name in either text."""
     named = names(a) | names(b)
     return all(w in PEOPLE or stem(w) in named for w in words)
 
 
-@lru_cache(maxsize=TEXT_CACHE)
 def _only_numbers(span: tuple[str, ...]) -> bool:
     """Every content token of the span is a number ("is 30", "5km"): a value that needs no
     frame word before it. "Anna is 30" / "Mum turned 31" replace more than a number."""
@@ -198,7 +189,6 @@ def _stop_tag(ta: tuple[str, ...], sa: tuple[str, ...], i: int, j: int) -> str:
     return "" if not stops else stops[0] if len(stops) == 1 else "*"
 
 
-@lru_cache(maxsize=WRITE_CACHE)
 def value_slot_keys(text: str) -> frozenset[str]:
     """`slot key#stop tag` of the spans for which `check_value(text, other)` can report a
     `value` finding, whatever `other` is: each condition below is one of its own, read on this
@@ -212,7 +202,7 @@ def value_slot_keys(text: str) -> frozenset[str]:
     ends_stop = [True] * (len(ta) + 1)
     for k in range(len(ta) - 1, -1, -1):
         ends_stop[k] = ends_stop[k + 1] and ta[k] in STOP_WORDS
-    keys = set()
+    keys, key_of = set(), slot_keys(sa)
     for i, j in spans(len(ta)):
         old, before = ta[i:j], ta[:i]
         old_c = content[j] - content[i]
@@ -230,7 +220,7 @@ def value_slot_keys(text: str) -> frozenset[str]:
         # A span of MAX_SLOT content words without a number, on the other side, needs at least
         # as many in this frame: say which frames have fewer (`value_spans`).
         narrow = NARROW if frame_c < MAX_SLOT else ""
-        keys.add(f"{slot_key(sa, i, j)}#{narrow}{_stop_tag(ta, sa, i, j)}")
+        keys.add(f"{key_of(i, j)}#{narrow}{_stop_tag(ta, sa, i, j)}")
     return frozenset(keys)
 
 
@@ -267,11 +257,11 @@ def value_spans(text: str) -> tuple[tuple[int, int, bool], ...]:
     return tuple(out)
 
 
-def content_sequence(text: str) -> list[str]:
+def content_sequence(text: Text) -> list[str]:
     toks = tokens(text)
     return [stem(w) for w in toks if w not in STOP_WORDS and not w.isdigit()]
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def content_set(text: str) -> frozenset[str]:
     return frozenset(content_sequence(text))

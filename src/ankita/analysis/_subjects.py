@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 from ankita.analysis._cues import (
     CLAIM_WORDS,
     PEOPLE,
 )
 from ankita.analysis._lexicon import FUNCTION_WORDS
+from ankita.analysis._profile import Text, as_profile, per_text
 from ankita.analysis._text import (
-    TEXT_CACHE,
     content_words,
     leading_name,
     number_value,
@@ -35,7 +34,7 @@ _PERSONAL = frozenset(
 _LEADING_WORD = re.compile(r"\s*([^\W_]+)('s\b|\u2019s\b)?(\s*[,!?.:;])?")
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def subject(text: str) -> str | None:
     """Who a fact is about, when its first words say: "self" ("I ..."), "my <person>" ("My
     best friend ...", "My sister ..."), or "name <name>" for a fact that opens with a name
@@ -96,13 +95,14 @@ def verb_like(word: str) -> bool:
     )
 
 
-def other_subjects(a: str, b: str) -> bool:
+def other_subjects(a: Text, b: Text) -> bool:
     """The two facts say, by their first words, that they are about different people, and
     neither names the other's person ("I live with my sister" / "My sister lives with me" are
     one fact; "I live in Porto" / "My colleague lives in Porto" are two). Two named subjects
     are one only when each fact names the other's ("Jon thanks Gina" / "Gina supports Jon"):
     "Calvin admires Dave's shop" says nothing of Dave's own that "Dave works at a shop" does."""
-    sa, sb = subject(a), subject(b)
+    a, b = as_profile(a), as_profile(b)
+    sa, sb = a.subject, b.subject
     if sa is None or sb is None or sa == sb:
         return False
     if sa.startswith("name ") and sb.startswith("name "):
@@ -110,24 +110,24 @@ def other_subjects(a: str, b: str) -> bool:
     return not any(_names_subject(s, t) for s, t in ((sa, b), (sb, a)))
 
 
-def short_claim(text: str) -> bool:
+def short_claim(text: Text) -> bool:
     """One sentence of at most CLAIM_WORDS content words."""
     return not sentences(text) and len(content_words(text)) <= CLAIM_WORDS
 
 
-def subjects_differ(a: str, b: str) -> bool:
+def subjects_differ(a: Text, b: Text) -> bool:
     """Both facts say by their first words whom they are about, and not the same person."""
-    sa, sb = subject(a), subject(b)
+    sa, sb = as_profile(a).subject, as_profile(b).subject
     return bool(sa and sb and sa != sb)
 
 
-def named_subjects_differ(a: str, b: str) -> bool:
+def named_subjects_differ(a: Text, b: Text) -> bool:
     """Both facts open with a name, and not the same one."""
-    sa, sb = subject(a), subject(b)
+    sa, sb = as_profile(a).subject, as_profile(b).subject
     return bool(sa and sb and sa.startswith("name ") and sb.startswith("name ") and sa != sb)
 
 
-def subject_words(text: str) -> frozenset[str]:
+def subject_words(text: Text) -> frozenset[str]:
     """The content words that only say who the fact is about ("Caroline" in "Caroline ...")."""
     who = subject(text)
     return (
@@ -137,7 +137,7 @@ def subject_words(text: str) -> frozenset[str]:
     )
 
 
-def _names_subject(who: str, text: str) -> bool:
+def _names_subject(who: str, text: Text) -> bool:
     """Does `text` name the subject `who` ("my sister", "name anna", "name locker 12")?"""
     if who.startswith("my "):
         return mentions(who[3:], text)
@@ -153,12 +153,12 @@ def _names_subject(who: str, text: str) -> bool:
     return False
 
 
-def mentions(person: str, text: str) -> bool:
+def mentions(person: str, text: Text) -> bool:
     """Does the text name this person, in any form ("dads" for "father")?"""
     return stem(person) in forms_of(text)
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def forms_of(text: str) -> frozenset[str]:
     """Every token and its stem: what the opposites and vocabulary checks look up."""
     toks = tokens(text)

@@ -6,37 +6,17 @@ tokens: lowercase, NFKC-normalised, contractions expanded ("don't" -> "do not").
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from functools import lru_cache
 
-from ankita._errors import ConfigError
 from ankita.analysis._language import CJK, WORD, foreign_names, foreign_tokens, language, word_forms
 from ankita.analysis._lexicon import FUNCTION_WORDS, STOP_WORDS
+from ankita.analysis._profile import Text, per_text, raw_text
 
-
-def _text_cache() -> int:
-    """How many texts' analyses each cache holds: ANKITA_TEXT_CACHE, else 16384."""
-    raw = os.environ.get("ANKITA_TEXT_CACHE", "").strip()
-    if not raw:
-        return 16384
-    if not (raw.isascii() and raw.isdigit()) or not 1024 <= int(raw) <= 10_000_000:
-        raise ConfigError(
-            f"ANKITA_TEXT_CACHE must be a whole number from 1024 to 10000000, not {raw!r}"
-        )
-    return int(raw)
-
-
-# Per-text results are cached: a write compares one text with hundreds of stored ones, and the
-# stored ones come back write after write. About 25 analyses are cached per text, so this bounds
-# memory: at 65536, the 100k bench peaked at 767 MB, at 16384 at 321 MB (docs/scale.md).
-TEXT_CACHE = _text_cache()
-# Content words are read for every recall candidate too: a larger cache of a small result.
-WORDS_CACHE = max(65536, TEXT_CACHE)
-# What a text is filed and looked up under is needed once per write, and is the largest per
-# text: a small cache, or a 100k-fact store holds gigabytes of it.
-WRITE_CACHE = 512
+# Word forms are kept per word: a store's vocabulary is small next to its texts, and every
+# text's words go through these.
+WORDS_KEPT = 65536
 
 # Words keep their combining marks (Devanagari vowel signs are marks, not separators).
 _WORD = WORD
@@ -192,7 +172,7 @@ def normalize(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@lru_cache(maxsize=WORDS_KEPT)
 def _expand(word: str) -> tuple[str, ...]:
     # Cached: a store's vocabulary is small next to its texts, and every suffix is tried.
     if word in _IRREGULAR:
@@ -204,7 +184,7 @@ def _expand(word: str) -> tuple[str, ...]:
     return (word.strip("'"),)
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def tokens(text: str) -> tuple[str, ...]:
     """All word tokens of `text`, contractions expanded, spellings folded; a fact in another
     language than English is read by `_language` (its cue words glossed into English)."""
@@ -219,12 +199,15 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def clauses(text: str) -> list[tuple[str, ...]]:
+@per_text
+def clauses(text: str) -> tuple[tuple[str, ...], ...]:
     """Tokens split at punctuation, so negation scope stops at a clause boundary."""
     lang = language(text)
     if lang != "en":
-        return [t for t in (foreign_tokens(part, lang) for part in _CLAUSE_BREAK.split(text)) if t]
-    return [t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t]
+        return tuple(
+            t for t in (foreign_tokens(part, lang) for part in _CLAUSE_BREAK.split(text)) if t
+        )
+    return tuple(t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -237,7 +220,7 @@ _CLAUSE_START = re.compile(
 )
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def sentences(text: str) -> tuple[str, ...]:
     """The sentences of a text that has several (a chat turn), else none. A sentence ends at
     . ! or ? followed by a space, so "3.5" stays whole."""
@@ -245,7 +228,7 @@ def sentences(text: str) -> tuple[str, ...]:
     return parts if len(parts) > 1 else ()
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def statements(text: str) -> tuple[str, ...]:
     """The clauses of a text that has several ("I love wine too, I went tasting in May"), else
     none: each may state one thing about the user, whatever the rest of a chat turn says."""
@@ -253,7 +236,7 @@ def statements(text: str) -> tuple[str, ...]:
     return parts if len(parts) > 1 else ()
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=WORDS_KEPT)
 def stem(word: str) -> str:
     """A small suffix stripper, so lives/living/lived and movie/movies meet (not a lemmatiser)."""
     if len(word) <= 3 or not word.isalpha():
@@ -307,7 +290,7 @@ def number_value(tokens_: tuple[str, ...], i: int) -> str | None:
     return None
 
 
-@lru_cache(maxsize=WORDS_CACHE)
+@per_text
 def content_words(text: str) -> frozenset[str]:
     """The words that carry a fact's meaning: stop-words dropped, numbers as digits."""
     toks = tokens(text)
@@ -333,7 +316,7 @@ def _name_form(raw: str) -> str | None:
     return stem(_SPELLING.get(word, word))
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def names(text: str) -> frozenset[str]:
     """Content words written with a capital letter ("Lyon", "Priya", "Postgres"), stemmed as
     content words are. Sentence-initial words count too: a fact's first word is mostly its
@@ -346,7 +329,7 @@ def names(text: str) -> frozenset[str]:
     return frozenset(f for f in forms if f is not None and f in content)
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def inner_names(text: str) -> frozenset[str]:
     """The names written with a capital letter inside a sentence, not at its start: in a chat
     turn, a capital that opens a sentence is mostly an interjection ("Ha", "Honestly")."""
@@ -363,20 +346,20 @@ def inner_names(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def leading_name(text: str) -> bool:
+def leading_name(text: Text) -> bool:
     """Does the text open with a name ("Anna quit smoking"), its subject?"""
     lang = language(text)
     if lang != "en":
-        first_token = foreign_tokens(text, lang)[:1]
+        first_token = tokens(text)[:1]
         return bool(first_token) and stem(first_token[0]) in names(text)
-    first = _WORD.search(unicodedata.normalize("NFKC", text))
+    first = _WORD.search(unicodedata.normalize("NFKC", raw_text(text)))
     return first is not None and _name_form(first.group()) in names(text)
 
 
 ACRONYM_MAX = 6  # longest name read as an acronym ("usa", "nasa")
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def acronyms(text: str) -> frozenset[str]:
     """Initials of each run of capitalised words, lowercased ("the United States" -> "us"), so
     that an acronym ("USA") can be recognised as the same name."""

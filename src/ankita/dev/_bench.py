@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ankita._memory import IMPORT_BATCH, Memory
-from ankita.analysis._text import TEXT_CACHE
+from ankita.analysis._profile import PROFILES_KEPT
 from ankita.dev._corpus import FactGenerator, make_facts
 from ankita.search._index import index_terms
 
@@ -233,7 +233,7 @@ def run_size(
         answers = _in_children(
             _reference_part,
             [(starts[at][0], embedder, judge, tests[at:end], starts[at][1]) for at, end in parts],
-            {"ANKITA_TEXT_CACHE": str(max(TEXT_CACHE, size + writes))},
+            {"ANKITA_TEXT_CACHE": str(max(PROFILES_KEPT, size + writes))},
         )
         reference_ms: list[float] = []
         exhaustive: list[Any] = []

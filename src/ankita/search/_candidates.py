@@ -15,6 +15,7 @@ from ankita._models import Fact
 from ankita.analysis._similarity import SHORT_LINK_SCORE
 from ankita.search._index import (
     Field,
+    Lookup,
     lookup_for,
     other_people,
     short_partners,
@@ -59,7 +60,9 @@ class CandidateSearch:
         """The stored facts that could change this write's decision (docs/scale.md)."""
         if self.mode == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
-        query = self.query(text, kind)
+        # What each unit of the text asks, worked out once for both tiers.
+        lookups = tuple(lookup_for(unit) for unit in units(text))
+        query = TermQuery(tuple(self._question(lookup, kind) for lookup in lookups))
         source = self._postings(store)
         ids = query.answer(
             source.postings(self.user, query.terms, query.ranges, query.found_terms),
@@ -69,7 +72,7 @@ class CandidateSearch:
         )
         if not (probes and model):
             return store.facts_by_ids(self.user, sorted(ids), links=False)
-        lookup = lookup_for(text)
+        lookup = lookups[0]  # the whole text's
         merge_line, line = self.settings.cosine_lines(model, kind)
         # Below the merge line, cosine decides only between facts of one kind: as a conflict
         # by itself when the disagreement check is off, else as the frame of a negation,
@@ -97,7 +100,7 @@ class CandidateSearch:
     def query(self, text: str, kind: str) -> TermQuery:
         """What the lexical tiers ask the index for this text: built from the text alone."""
         # Each clause of a chat turn may decide against a clause of a stored fact.
-        return TermQuery(tuple(self._question(unit, kind) for unit in units(text)))
+        return TermQuery(tuple(self._question(lookup_for(unit), kind) for unit in units(text)))
 
     def _postings(self, store: SQLStore) -> SQLStore | TermIndex:
         """Where this lookup reads postings: the in-memory copy, caught up, once it pays."""
@@ -133,10 +136,9 @@ class CandidateSearch:
                 return facts
             wanted *= 4
 
-    def _question(self, text: str, kind: str) -> Question:
-        """The lexical tiers for one text: what to ask for the stored facts filed under a term
-        that could change its decision (docs/scale.md)."""
-        lookup = lookup_for(text)
+    def _question(self, lookup: Lookup, kind: str) -> Question:
+        """The lexical tiers for one text (its `lookup_for`): what to ask for the stored facts
+        filed under a term that could change its decision (docs/scale.md)."""
         groups = lookup.groups
         dedup, conflict_line = self.settings.thresholds(kind)
         partners = (

@@ -37,10 +37,11 @@ from ankita.analysis._disagree import (
     opposed_forms,
     opposite_forms,
 )
+from ankita.analysis._profile import per_text
 from ankita.analysis._similarity import PREFIX_MIN, SHORT_FACT_WORDS
 from ankita.analysis._slots import (
     frame_sequence,
-    slot_key,
+    slot_keys,
     value_slot_keys,
     value_spans,
 )
@@ -50,8 +51,6 @@ from ankita.analysis._subjects import (
 )
 from ankita.analysis._text import (
     ACRONYM_MAX,
-    TEXT_CACHE,
-    WRITE_CACHE,
     acronyms,
     content_words,
     leading_name,
@@ -95,7 +94,7 @@ class Field:
 ANALYZER_VERSION = "19"
 
 
-@lru_cache(maxsize=TEXT_CACHE)
+@per_text
 def firm_names(text: str) -> frozenset[str]:
     """Names no finding can take out of a frame or rename: not a number, day, month or change
     word, and without an opposite. Two facts each holding one the other lacks never conflict
@@ -174,7 +173,6 @@ def units(text: str) -> tuple[str, ...]:
     return (text, *statements(text))
 
 
-@lru_cache(maxsize=WRITE_CACHE)
 def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under: those of the whole text and of each of its
     clauses (`units`), since a clause of it may decide against a clause of a new fact; and,
@@ -266,7 +264,6 @@ def _opposites(tokens_: set[str]) -> set[str]:
     return out
 
 
-@lru_cache(maxsize=WRITE_CACHE)
 def lookup_for(text: str) -> Lookup:
     words = content_words(text)
     # Opposites count as one more shared slot (frames rename them), at most one per pair.
@@ -279,8 +276,9 @@ def lookup_for(text: str) -> Lookup:
     name_groups = [_group(set(own))] if own else []
     seq = frame_sequence(text)
     slots: dict[str, tuple[frozenset[str], bool]] = {}
+    key_of = slot_keys(seq)
     for i, j, wide in value_spans(text):
-        key, span = slot_key(seq, i, j), frozenset(seq[i:j])
+        key, span = key_of(i, j), frozenset(seq[i:j])
         if key in slots:  # a key asked twice: either span's rule
             span, wide = span & slots[key][0], wide and slots[key][1]
         slots[key] = (span, wide)

@@ -205,22 +205,30 @@ def _groups_met(rows: list[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
     # A word extends a start when its first len(start) characters are the start.
     lengths = sorted({len(start) for start in starts})
     longest = [math.inf if group.longest is None else group.longest for group in ask.groups]
-    met: dict[str, set[int]] = {}
-    for fact_id, term in rows:
+
+    def groups_of(term: str) -> tuple[int, ...]:
+        groups: list[int] = []
         for field in ask.fields:
             if not term.startswith(field):
                 continue
             word = term[len(field) :]
-            groups = [
-                *exact.get(word, ()),
-                *(
-                    g
-                    for n in lengths
-                    if len(word) > n
-                    for g in starts.get(word[:n], ())
-                    if len(word) <= longest[g]
-                ),
-            ]
-            if groups:
-                met.setdefault(fact_id, set()).update(groups)
+            groups += exact.get(word, ())
+            groups += (
+                g
+                for n in lengths
+                if len(word) > n
+                for g in starts.get(word[:n], ())
+                if len(word) <= longest[g]
+            )
+        return tuple(groups)
+
+    # The same words recur across the facts read: each term is matched once.
+    known: dict[str, tuple[int, ...]] = {}
+    met: dict[str, set[int]] = {}
+    for fact_id, term in rows:
+        groups = known.get(term)
+        if groups is None:
+            groups = known[term] = groups_of(term)
+        if groups:
+            met.setdefault(fact_id, set()).update(groups)
     return met

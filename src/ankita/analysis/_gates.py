@@ -1,0 +1,38 @@
+"""Whether a pair needs the disagreement analysis at all: an upper bound of every rule that
+could make it a merge or a conflict, read from the two texts' profiles (docs/scale.md)."""
+
+from __future__ import annotations
+
+from ankita.analysis._disagree import has_opposite_pair
+from ankita.analysis._profile import Text, as_profile
+from ankita.analysis._similarity import SHORT_FACT_WORDS, count_shared
+from ankita.analysis._slots import share_a_slot
+
+
+def could_conflict(old: Text, new: Text, score: float, conflict_line: float) -> bool:
+    """False only when no finding could turn this pair into a merge or a conflict, so the
+    disagreement analysis can be skipped (the costly part of a write). Every branch is an
+    upper bound of one rule of `_decision.compare_texts`; docs/scale.md gives the argument."""
+    if score >= conflict_line:  # related already (this covers every merge)
+        return True
+    old, new = as_profile(old), as_profile(new)
+    if has_opposite_pair(old, new):  # opposites count as one shared slot
+        return True
+    if share_a_slot(old, new):  # one value replaced in the same sentence
+        return True
+    if not old.attribute_keys.isdisjoint(new.attribute_keys):  # one attribute stated twice
+        return True
+    shared = min(count_shared(old, new), count_shared(new, old))
+    if shared == 0:
+        return False
+    # Findings only take numbers, days, months and change words out of a frame: the frame
+    # keeps at least `core` words, and shares at most `shared`.
+    core_a, core_b = old.core_size, new.core_size
+    # An `order` finding (>= 3 shared words) also takes two shared words out of both frames.
+    order_drop = 2 if shared >= 3 else 0
+    if max(core_a, core_b) - order_drop <= SHORT_FACT_WORDS:  # the short-fact link
+        return True
+    if shared >= 2 and min(core_a, core_b) <= shared:  # containment
+        return True
+    jaccard = shared / (max(core_a, shared) + max(core_b, shared) - shared)
+    return jaccard >= min(0.5, conflict_line)
