@@ -374,6 +374,7 @@ def test_bench_command_prints_the_documented_json(db):
     run = report["runs"][0]
     for field in (
         "facts",
+        "reference_ms",
         "remember_p50_ms",
         "remember_p95_ms",
         "recall_p50_ms",
@@ -390,6 +391,7 @@ def test_bench_command_prints_the_documented_json(db):
         assert field in run, field
     assert run["facts"] == 60 and run["decisions_identical"] is True
     assert run["serving_peak_rss_mb"] > 0 and run["serving_remember_p50_ms"] > 0
+    assert run["reference_ms"] > 0
     # The import's thread spends at most the import's own time on the CPU (2% for rounding).
     assert 0 < run["import_write_cpu_ms_per_fact"] <= 1020 / run["import_facts_per_s"]
     assert run["analysis_ms_per_fact"] > 0

@@ -160,7 +160,7 @@ def answered(store, question_set: tuple[Question, ...]) -> set[str]:
     return query.answer(
         store.postings("u", query.terms, query.ranges, query.found_terms),
         lambda ask: store.counted("u", ask),
-        store.terms_of,
+        store.groups_met,
         lambda term, ids: store.filed_under("u", term, ids),
     )
 

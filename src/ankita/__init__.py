@@ -28,8 +28,8 @@ from ankita._models import (
     Status,
     WriteResult,
 )
+from ankita.analysis._comparison import Comparison, Decision
 from ankita.analysis._cues import Finding
-from ankita.analysis._decision import Comparison, Decision
 from ankita.embed._embedders import Embedder, register
 
 __version__ = "0.1.0"

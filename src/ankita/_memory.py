@@ -22,7 +22,8 @@ from ankita._validate import (
     validate_user,
 )
 from ankita._write import NewFact, Writer, check_write, now_iso
-from ankita.analysis._decision import MERGE, Comparison, compare_texts, judge_asks, judged
+from ankita.analysis._comparison import MERGE, Comparison, judge_asks, judged
+from ankita.analysis._decision import compare_texts
 from ankita.analysis._plain import flagged_pair, older_newer
 from ankita.analysis._similarity import cosine
 from ankita.embed._embedders import Embedder, resolve_embedder

@@ -15,7 +15,8 @@ from ankita._config import Settings
 from ankita._errors import EmbedderError, InvalidInput, JudgeError
 from ankita._models import Action, Fact, Status, WriteResult
 from ankita._validate import validate_kind, validate_string, validate_text
-from ankita.analysis._decision import CONFLICT, MERGE, Comparison, compare_texts, judge_asks, judged
+from ankita.analysis._comparison import CONFLICT, MERGE, Comparison, judge_asks, judged
+from ankita.analysis._decision import compare_texts
 from ankita.analysis._profile import profile_of
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences

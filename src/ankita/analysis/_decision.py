@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
 from ankita._config import Settings
-from ankita._models import WordEnum
 from ankita.analysis._change import (
     only_ends,
+)
+from ankita.analysis._comparison import (
+    CONFLICT,
+    CREATE,
+    MERGE,
+    MERGE_ONLY_CHECKS,
+    SEMANTIC_FRAME_CHECKS,
+    Comparison,
+    Decision,
+    Gates,
 )
 from ankita.analysis._cues import (
     CLAIM_WORDS,
     Finding,
 )
 from ankita.analysis._disagree import (
-    clause_pairs,
     disagreements,
     frame_words,
     may_conflict,
@@ -23,7 +30,7 @@ from ankita.analysis._disagree import (
 )
 from ankita.analysis._gates import could_conflict
 from ankita.analysis._language import reads
-from ankita.analysis._profile import Text, as_profile, per_text, raw_text
+from ankita.analysis._profile import Text, TextProfile, as_profile, per_text, profile_of, raw_text
 from ankita.analysis._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,
@@ -41,7 +48,6 @@ from ankita.analysis._subjects import (
 )
 from ankita.analysis._text import (
     ACRONYM_MAX,
-    acronyms,
     content_words,
     inner_names,
     leading_name,
@@ -49,52 +55,32 @@ from ankita.analysis._text import (
     sentences,
     shown_words,
     statements,
-    tokens,
 )
-
-
-class Decision(WordEnum):
-    """What one new fact should do to one stored fact (`Comparison.action`)."""
-
-    MERGE = "merge"
-    CONFLICT = "conflict"
-    CREATE = "create"
-
-
-MERGE, CONFLICT, CREATE = Decision.MERGE, Decision.CONFLICT, Decision.CREATE
-MERGE_ONLY_CHECKS = frozenset({"different"})
-SEMANTIC_FRAME_CHECKS = frozenset({"negation", "opposites", "change_of_state"})
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Everything known about one pair, and the decision it leads to."""
-
-    action: Decision
-    score: float
-    method: str  # "lexical" or "embedding:<model>"
-    lexical: LexicalScore
-    cosine: float | None
-    findings: tuple[Finding, ...]
-    frame_score: float
-    same_kind: bool
-    reason: str
-    gates: tuple[tuple[str, bool], ...] = ()  # every gate of the decision, passed or not
-    # Neither about different people nor about different named subjects.
-    one_subject: bool = True
-    # Both facts of one claim each (`one_claim`), or a negation, opposites or a stated change
-    # between them: where the judge's reading is worth a question to the user.
-    worth_judging: bool = True
-
-    @property
-    def rank(self) -> tuple[int, float]:
-        """Merges beat conflicts beat the rest; then the higher score wins."""
-        order = {MERGE: 2, CONFLICT: 1, CREATE: 0}[self.action]
-        return order, self.score
-
 
 NEW_WORDS_KEPT = 4  # see `compare_texts`
 FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
+
+
+@per_text
+def clause_units(text: str) -> tuple[TextProfile, ...]:
+    """What `clause_conflict` compares of a text: each of its clauses, or the whole text if it
+    has one, that is not a fragment ("John," or "climbing," states nothing of its own)."""
+    units = [profile_of(part) for part in statements(text)] or [profile_of(text)]
+    return tuple(unit for unit in units if len(unit.tokens) >= FRAGMENT_TOKENS)
+
+
+@per_text
+def clause_cues(text: str) -> tuple[bool, frozenset[bool], frozenset[str], frozenset[str]]:
+    """Of the text's `clause_units` together: whether one negates or has clauses of its own,
+    whether each states a change, their words with an opposite and the opposites of those (what
+    `polar_cue` and `clause_conflict` read of each clause)."""
+    units = clause_units(text)
+    return (
+        any(unit.negated_words or unit.statements for unit in units),
+        frozenset(bool(unit.change_words) for unit in units),
+        frozenset().union(*(unit.opposite_forms for unit in units)),
+        frozenset().union(*(unit.opposed_forms for unit in units)),
+    )
 
 
 @per_text
@@ -117,7 +103,7 @@ def _initials_of(name: str, text: Text) -> bool:
     """`name` is an acronym of capitalised words in `text` ("usa" and "United States"): the
     initials, or the initials and one more letter for an uncapitalised tail ("of America")."""
     return len(name) <= ACRONYM_MAX and any(
-        name.startswith(run) and len(name) <= len(run) + 1 for run in acronyms(text)
+        name.startswith(run) and len(name) <= len(run) + 1 for run in as_profile(text).acronyms
     )
 
 
@@ -181,25 +167,38 @@ def clause_conflict(
     / "OK, but I do not even like wine". The whole turns share too little for a frame, but a
     clause states one thing, and the small talk around it says nothing about it. Lexical only
     (only the whole text has a vector). Returns the two clauses and why, or None."""
-    if not statements(new_text) and not statements(old_text):
+    new_text, old_text = as_profile(new_text), as_profile(old_text)
+    if not new_text.statements and not old_text.statements:
         return None
+    # Without a negation, opposites or a stated change between them, two clauses of one
+    # clause each cannot come out as such a conflict: their comparison is skipped. Mostly
+    # the clauses' cues taken together already say so.
+    (cued_old, changes_old, opposite_old, _), (cued_new, changes_new, _, opposed_new) = (
+        old_text.clause_cues,
+        new_text.clause_cues,
+    )
+    if (
+        not (cued_old or cued_new)
+        and len(changes_old | changes_new) < 2
+        and opposite_old.isdisjoint(opposed_new)
+    ):
+        return None
+    pairs = [
+        (old_part, new_part)
+        for old_part in old_text.clause_units
+        for new_part in new_text.clause_units
+        if polar_cue(old_part, new_part) or old_part.statements or new_part.statements
+    ]
     # A clause may leave its subject behind ("Anna Berg, born in Oslo"): two turns that each
     # name something the other does not are about two things. Only names inside a sentence
     # count; a capital that opens one is mostly an interjection ("Ha", "Honestly").
-    if all(
+    if not pairs or all(
         _unshared_names(
             old_text, new_text, content_words(old_text), content_words(new_text), inner_names
         )
     ):
         return None
-    for old_part, new_part in clause_pairs(old_text, new_text):
-        # A fragment ("John," or "climbing,") states nothing of its own.
-        if min(len(tokens(old_part)), len(tokens(new_part))) < FRAGMENT_TOKENS:
-            continue
-        # Without a negation, opposites or a stated change between them, two clauses of one
-        # clause each cannot come out as such a conflict: skip the comparison.
-        if not (polar_cue(old_part, new_part) or statements(old_part) or statements(new_part)):
-            continue
+    for old_part, new_part in pairs:
         part = compare_texts(new_part, kind, old_part, kind, settings)
         if part.action == CONFLICT and all(
             f.check in SEMANTIC_FRAME_CHECKS
@@ -326,24 +325,21 @@ def compare_texts(
             )
         )
         apart = None if names_are_values else names_apart(old_text, new_text, frames)
-    gates = (
-        (f"score {score:.2f} >= merge line {dedup:.2f}", score >= dedup),
-        (f"score {score:.2f} >= conflict line {conflict_line:.2f}", score >= conflict_line),
-        (f"same kind ({old_kind} / {new_kind})", same_kind),
-        (
-            "lexical evidence: >= 3 content words each, >= 2 agree, Jaccard >= 0.5",
-            _lexical_evidence(lex),
-        ),
-        ("cosine from vectors on both facts", cosine is not None),
-        (f"the model reads the facts' language ({', '.join(languages)})", model_reads),
-        ("disagreement check on", settings.detect_disagreement),
-        ("no disagreement found", not findings),
-        (f"frame related: {frame_score:.2f} >= {conflict_line:.2f}", frame_score >= conflict_line),
-        (
-            "same named subject" + (f" (not: '{apart[0]}' vs '{apart[1]}')" if apart else ""),
-            apart is None,
-        ),
-        ("not about different people", not different_people),
+    gates = Gates(
+        score,
+        dedup,
+        conflict_line,
+        old_kind,
+        new_kind,
+        _lexical_evidence(lex),
+        cosine is not None,
+        tuple(languages),
+        model_reads,
+        settings.detect_disagreement,
+        bool(findings),
+        frame_score,
+        apart,
+        different_people,
     )
 
     def result(action: Decision, reason: str) -> Comparison:
@@ -356,7 +352,7 @@ def compare_texts(
             findings,
             round(frame_score, 6),
             same_kind,
-            shown_words(reason, old_text.text, new_text.text),
+            shown_words(reason, old_text, new_text),
             gates,
             one_subject=apart is None and not different_people,
             worth_judging=claims or polar_cue(old_text, new_text),
@@ -433,40 +429,3 @@ def compare_texts(
     if score >= conflict_line:
         return result(CREATE, f"related ({score:.2f}) and compatible: no disagreement found")
     return result(CREATE, f"unrelated ({method} score {score:.2f} < {conflict_line:.2f})")
-
-
-def judge_asks(comparison: Comparison, settings: Settings) -> bool:
-    """Whether the contradiction judge reads this pair: one the rules left apart, close in
-    meaning (a cosine, at or above the judge's floor), of one kind and about one subject.
-    Not a pair whose words differ in one slot ("I use Neovim" / "I use tmux"): the rules read
-    two things there, where the model assumes one slot holds one value."""
-    return (
-        settings.detect_disagreement
-        and comparison.action == CREATE
-        and comparison.same_kind
-        and comparison.one_subject
-        and comparison.worth_judging
-        and not any(f.check in MERGE_ONLY_CHECKS for f in comparison.findings)
-        and comparison.cosine is not None
-        and comparison.cosine >= settings.judge_floor
-    )
-
-
-def judged(comparison: Comparison, probability: float, settings: Settings) -> Comparison:
-    """The comparison once the judge has read it: a conflict if it reads a contradiction."""
-    line = settings.judge_line
-    gate = (
-        f"contradiction judge: {probability:.3f} >= {line:.2f} (both orders)",
-        probability >= line,
-    )
-    if probability < line:
-        return replace(comparison, gates=(*comparison.gates, gate))
-    assert comparison.cosine is not None  # judge_asks holds
-    return replace(
-        comparison,
-        action=CONFLICT,
-        gates=(*comparison.gates, gate),
-        reason=f"close in meaning (cosine {comparison.cosine:.2f}) and the "
-        f"contradiction judge reads them as contradicting "
-        f"({probability:.3f} >= {line:.2f} both ways)",
-    )

@@ -51,6 +51,8 @@ class TextProfile:
     sentences: tuple[str, ...]
     statements: tuple[str, ...]
     content_words: frozenset[str]
+    sorted_words: tuple[str, ...]
+    token_stems: frozenset[str]
     names: frozenset[str]
     inner_names: frozenset[str]
     acronyms: frozenset[str]
@@ -73,6 +75,8 @@ class TextProfile:
     firm_names: frozenset[str]
     word_heads: dict[str, tuple[str, ...]]
     one_claim: bool
+    clause_units: tuple[TextProfile, ...]
+    clause_cues: tuple[bool, frozenset[bool], frozenset[str], frozenset[str]]
     attribute_keys: frozenset[str]
 
     def __init__(self, text: str) -> None:

@@ -133,11 +133,16 @@ def _overlap(a: frozenset[str], b: frozenset[str], m: int) -> tuple[float, float
     return jaccard, containment
 
 
-def score_words(a: frozenset[str], b: frozenset[str]) -> LexicalScore:
-    """Best of Jaccard, containment and the short-fact link over two content-word sets."""
+def score_words(
+    a: frozenset[str],
+    b: frozenset[str],
+    in_order: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+) -> LexicalScore:
+    """Best of Jaccard, containment and the short-fact link over two content-word sets
+    (`in_order`: both sorted, if known)."""
     matches = match_words(a, b)
     m = len(matches)
-    words_a, words_b = tuple(sorted(a)), tuple(sorted(b))
+    words_a, words_b = in_order or (tuple(sorted(a)), tuple(sorted(b)))
     if not a or not b or m == 0:
         return LexicalScore(0.0, 0.0, 0.0, 0.0, "none", words_a, words_b, tuple(matches))
     jaccard, containment = _overlap(a, b, m)
@@ -170,7 +175,7 @@ def lexical_score(a: Text, b: Text) -> LexicalScore:
     ("I restore old boats" and "Oh nice. I restore old boats too."): a chat
     turn that restates a fact in one sentence says nothing else about it in the others."""
     a, b = as_profile(a), as_profile(b)
-    whole = score_words(a.content_words, b.content_words)
+    whole = score_words(a.content_words, b.content_words, (a.sorted_words, b.sorted_words))
     best = whole.score
     for short, long_ in ((a, b), (b, a)):
         parts = long_.sentences

@@ -142,8 +142,11 @@ def _names_subject(who: str, text: Text) -> bool:
     if who.startswith("my "):
         return mentions(who[3:], text)
     if who.startswith("name "):
-        toks = tokens(text)
+        profile = as_profile(text)
+        toks = profile.tokens
         words = who[5:].split()
+        if len(words) == 1:  # as below: the word, or a token of the same stem
+            return words[0] in toks or stem(words[0]) in profile.token_stems
         # A subject with a number ("locker 12") is named by both, side by side.
         return any(
             list(toks[i : i + len(words)]) == words

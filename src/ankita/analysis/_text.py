@@ -304,6 +304,18 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@per_text
+def token_stems(text: str) -> frozenset[str]:
+    """The stem of every token."""
+    return frozenset(stem(token) for token in tokens(text))
+
+
+@per_text
+def sorted_words(text: str) -> tuple[str, ...]:
+    """The content words in order, as scores and reasons show them."""
+    return tuple(sorted(content_words(text)))
+
+
 # "I" is capitalised but names no one the other fact could lack.
 _FIRST_PERSON = frozenset({"I", "I'm", "I've", "I'll", "I'd"})
 
@@ -383,14 +395,14 @@ def acronyms(text: str) -> frozenset[str]:
 _QUOTED = re.compile(r"'([^']*)'")
 
 
-def shown_words(reason: str, *texts: str) -> str:
+def shown_words(reason: str, *texts: Text) -> str:
     """A reason with the stemmed words of facts not in English shown as written ('दिल्ल' ->
     'दिल्ली'): a user reads words, not stems. English reasons are left as they are."""
     forms: dict[str, str] = {}
     for text in texts:
         lang = language(text)
         if lang != "en" and lang not in CJK:
-            for token, raw in word_forms(text, lang):
+            for token, raw in word_forms(raw_text(text), lang):
                 forms.setdefault(token, raw)
                 forms.setdefault(stem(token), raw)
     if not forms:

@@ -156,6 +156,7 @@ def bench(
     )
     columns = [
         "facts",
+        "reference_ms",
         "remember_p50_ms",
         "remember_p95_ms",
         "recall_p50_ms",

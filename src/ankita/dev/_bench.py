@@ -23,6 +23,7 @@ from typing import Any
 
 from ankita._memory import IMPORT_BATCH, Memory
 from ankita.analysis._profile import PROFILES_KEPT
+from ankita.dev._clock import reference_ms as cpu_reference_ms
 from ankita.dev._corpus import FactGenerator, make_facts
 from ankita.search._index import index_terms
 
@@ -209,6 +210,7 @@ def run_size(
         remember_ms: list[float] = []
         indexed: list[Any] = []
         order: list[str] = []
+        reference = cpu_reference_ms()  # in the same run as the timed writes (docs/scale.md)
         with Memory(main, embedder=embedder, judge=judge) as memory:
             memory.recall("warm-up")
             firsts = {at for at, _ in parts}
@@ -248,6 +250,7 @@ def run_size(
             "stored_after_import": facts,
             "embedder": embedder,
             "judge": judge_id,
+            "reference_ms": reference,
             "remember_p50_ms": _percentile(remember_ms, 0.5),
             "remember_p95_ms": _percentile(remember_ms, 0.95),
             "recall_p50_ms": _percentile(recall_ms, 0.5),

@@ -67,7 +67,7 @@ class CandidateSearch:
         ids = query.answer(
             source.postings(self.user, query.terms, query.ranges, query.found_terms),
             lambda ask: source.counted(self.user, ask),
-            source.terms_of,
+            source.groups_met,
             lambda term, ids: source.filed_under(self.user, term, ids),
         )
         if not (probes and model):

@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ankita.analysis._slots import (
@@ -119,14 +118,14 @@ class TermQuery:
         self,
         rows: list[tuple[str, str | None, int]],
         count: Callable[[Ask], set[str]],
-        terms_of: Callable[[list[str], Sequence[str]], list[tuple[str, str]]],
+        groups_met: Callable[[list[str], Ask], dict[str, set[int]]],
         filed: Callable[[str, list[str]], set[str]],
     ) -> set[str]:
         """The facts answering the questions, from every (fact id, term, part) the store read:
         part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
         in `ranges` (whose excluded terms it may or may not have left out). `count` asks the
-        store for the facts meeting an ask that counts words, `terms_of` for every (fact id,
-        term) of some facts under some fields, `filed` for those of some facts filed under a
+        store for the facts meeting an ask that counts words, `groups_met` for the groups of an
+        ask that each of some facts meets, `filed` for those of some facts filed under a
         term."""
         found: set[str] = set()
         names: list[set[str]] = [set() for _ in self.questions]
@@ -158,13 +157,15 @@ class TermQuery:
             for ask in question.names:
                 if ask.at_least > 1:
                     named |= _meeting({}, ask, count)
-            # An ask marked same_name counts only facts that answer a name: read their terms
-            # under its fields, rather than every posting of its words.
-            fields = sorted({f for ask in question.asks if ask.same_name for f in ask.fields})
-            held = terms_of(sorted(named), fields) if named and fields else []
+            # An ask marked same_name counts only facts that answer a name.
+            ids = sorted(named)
             for ask in question.asks:
                 if ask.same_name or ask.at_least > 1:
-                    met = _meeting(_groups_met(held, ask) if ask.same_name else {}, ask, count)
+                    met = _meeting(
+                        groups_met(ids, ask) if ask.same_name and ids and ask.fields else {},
+                        ask,
+                        count,
+                    )
                     (found if ask.unless is None else unless[self.flags.index(ask.unless)]).update(
                         met
                     )
@@ -191,44 +192,3 @@ def _meeting(
     if ask.same_name or ask.at_least <= 1:
         return {f for f, groups in groups_of.items() if len(groups) >= max(1, ask.at_least)}
     return count(ask) if ask.at_least <= len(ask.groups) and ask.fields else set()
-
-
-def _groups_met(rows: list[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
-    """For each fact of `rows` (fact id, term), the groups of the ask one of its terms meets."""
-    exact: dict[str, list[int]] = {}
-    starts: dict[str, list[int]] = {}
-    for g, group in enumerate(ask.groups):
-        for word in group.exact:
-            exact.setdefault(word, []).append(g)
-        for word in group.ranges:
-            starts.setdefault(word, []).append(g)
-    # A word extends a start when its first len(start) characters are the start.
-    lengths = sorted({len(start) for start in starts})
-    longest = [math.inf if group.longest is None else group.longest for group in ask.groups]
-
-    def groups_of(term: str) -> tuple[int, ...]:
-        groups: list[int] = []
-        for field in ask.fields:
-            if not term.startswith(field):
-                continue
-            word = term[len(field) :]
-            groups += exact.get(word, ())
-            groups += (
-                g
-                for n in lengths
-                if len(word) > n
-                for g in starts.get(word[:n], ())
-                if len(word) <= longest[g]
-            )
-        return tuple(groups)
-
-    # The same words recur across the facts read: each term is matched once.
-    known: dict[str, tuple[int, ...]] = {}
-    met: dict[str, set[int]] = {}
-    for fact_id, term in rows:
-        groups = known.get(term)
-        if groups is None:
-            groups = known[term] = groups_of(term)
-        if groups:
-            met.setdefault(fact_id, set()).update(groups)
-    return met

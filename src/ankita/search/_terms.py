@@ -2,7 +2,7 @@
 
 Loaded whole on first use, then caught up on every use from the store's log of changed facts
 (`term_changes`), so writes by other processes are seen too. It answers the four reads of
-postings that candidate search makes (`postings`, `counted`, `terms_of`, `filed_under`)
+postings that candidate search makes (`postings`, `counted`, `groups_met`, `filed_under`)
 exactly as the store answers them (tests/test_term_query.py holds both to the definition),
 without a statement.
 """
@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 
 from ankita.store._ask import (
     Ask,
+    Group,
+    groups_met_in,
     reads,
 )
 from ankita.store._sql import SQLStore
@@ -221,6 +223,33 @@ class TermIndex:
                     at += 1
         return rows
 
+    def groups_met(self, ids: Sequence[str], ask: Ask) -> dict[str, set[int]]:
+        """As `SQLStore.groups_met`: from the postings of the ask's words, or from these
+        facts' own terms if they hold fewer."""
+        number, facts = self.number, self._facts
+        wanted = {number[i] for i in ids if i in number}
+        terms = [self._group_terms(ask.fields, group) for group in ask.groups]
+        if sum(len(facts(t)) for ts in terms for t in ts) > sum(len(self.held[n]) for n in wanted):
+            return groups_met_in(self.terms_of(ids, ask.fields), ask)
+        met: dict[str, set[int]] = {}
+        for g, group_terms in enumerate(terms):
+            filed: set[int] = set()
+            for term in group_terms:
+                filed.update(facts(term))
+            for n in filed & wanted:
+                met.setdefault(self.ids[n], set()).add(g)
+        return met
+
+    def _group_terms(self, fields: Sequence[str], group: Group) -> set[str]:
+        """The terms held that match one group under one of `fields` (`_ask.reads`)."""
+        terms: set[str] = set()
+        for field in fields:
+            seeks, runs = reads(field, group)
+            terms.update(t for t in seeks if t in self.facts_of)
+            for run in runs:
+                terms.update(t for t in self._between(run.low, run.high) if run.counts(t))
+        return terms
+
     def filed_under(self, user: str, term: str, ids: Sequence[str]) -> set[str]:
         """As `SQLStore.filed_under`."""
         self._check(user)
@@ -233,16 +262,8 @@ class TermIndex:
         self._check(user)
         if ask.at_least > len(ask.groups) or not ask.fields:
             return set()
-        facts_of, facts = self.facts_of, self._facts
-        groups: list[set[str]] = []
-        for group in ask.groups:
-            terms: set[str] = set()
-            for field in ask.fields:
-                seeks, runs = reads(field, group)
-                terms.update(t for t in seeks if t in facts_of)
-                for run in runs:
-                    terms.update(t for t in self._between(run.low, run.high) if run.counts(t))
-            groups.append(terms)
+        facts = self._facts
+        groups = [self._group_terms(ask.fields, group) for group in ask.groups]
         # A fact meeting `at_least` of n groups meets one of any n - at_least + 1 of them:
         # gather from the rarest (prefix filtering), then count each gathered fact's groups.
         size = [sum(len(facts(t)) for t in terms) for terms in groups]

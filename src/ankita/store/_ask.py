@@ -3,6 +3,8 @@ fields, a word of at least some groups (`Ask`), and the terms and ranges to read
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -78,3 +80,44 @@ def reads(field: str, group: Group) -> tuple[tuple[str, ...], tuple[Run, ...]]:
     covered = frozenset().union(*(run.covered for run in runs))
     # Cached: a common word's group comes back in many writes, under the same fields.
     return tuple(sorted(field + w for w in group.exact if field + w not in covered)), tuple(runs)
+
+
+def groups_met_in(rows: Iterable[tuple[str, str]], ask: Ask) -> dict[str, set[int]]:
+    """For each fact of `rows` (fact id, term), the groups of the ask one of its terms meets."""
+    exact: dict[str, list[int]] = {}
+    starts: dict[str, list[int]] = {}
+    for g, group in enumerate(ask.groups):
+        for word in group.exact:
+            exact.setdefault(word, []).append(g)
+        for word in group.ranges:
+            starts.setdefault(word, []).append(g)
+    # A word extends a start when its first len(start) characters are the start.
+    lengths = sorted({len(start) for start in starts})
+    longest = [math.inf if group.longest is None else group.longest for group in ask.groups]
+
+    def groups_of(term: str) -> tuple[int, ...]:
+        groups: list[int] = []
+        for field in ask.fields:
+            if not term.startswith(field):
+                continue
+            word = term[len(field) :]
+            groups += exact.get(word, ())
+            groups += (
+                g
+                for n in lengths
+                if len(word) > n
+                for g in starts.get(word[:n], ())
+                if len(word) <= longest[g]
+            )
+        return tuple(groups)
+
+    # The same words recur across the facts read: each term is matched once.
+    known: dict[str, tuple[int, ...]] = {}
+    met: dict[str, set[int]] = {}
+    for fact_id, term in rows:
+        groups = known.get(term)
+        if groups is None:
+            groups = known[term] = groups_of(term)
+        if groups:
+            met.setdefault(fact_id, set()).update(groups)
+    return met

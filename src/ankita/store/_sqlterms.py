@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ankita.store._ask import TOP, Ask, reads
+from ankita.store._ask import TOP, Ask, groups_met_in, reads
 from ankita.store._sqlbase import (
     PARTS_MAX,
     TERMS_MAX,
@@ -152,6 +152,10 @@ class TermsSQL(SQLBase):
             return rows
         under = tuple(fields)
         return [row for row in rows if row[1].startswith(under)]
+
+    def groups_met(self, ids: Sequence[str], ask: Ask) -> dict[str, set[int]]:
+        """For each of these facts, the groups of the ask that one of its terms meets."""
+        return groups_met_in(self.terms_of(ids, ask.fields), ask)
 
     def filed_under(self, user: str, term: str, ids: Sequence[str]) -> set[str]:
         """Those of these facts that are filed under `term`."""
