@@ -193,3 +193,14 @@ def test_search_returns_the_best_of_our_active_facts_whichever_rows_it_reads(tmp
             assert [f.id for f, _ in found] == joined[:limit]
             assert all(f.user == "me" and f.status == "active" for f, _ in found)
             assert [r for _, r in found] == sorted(r for _, r in found)
+
+
+def test_equal_scores_come_newest_confirmed_first_whatever_the_ids(memory, clock):
+    # Ids are random: ordering ties by them made one memory answer in another order each run.
+    animals = ["cat", "dog", "owl", "fox", "rat", "bee"]
+    for animal in animals:
+        memory.remember(f"My {animal} chases kayaks", kind=animal)
+        clock.advance(minutes=1)
+    recalled = memory.recall("kayaks", limit=10).facts
+    assert len({r.score for r in recalled}) == 1
+    assert [r.fact.kind for r in recalled] == animals[::-1]

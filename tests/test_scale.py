@@ -484,3 +484,64 @@ def test_the_import_bound_shares_the_cores_and_keeps_the_writes_in_order():
     assert import_bound(3.0, 1.0, 8) == pytest.approx(1000 / 3)
     assert import_bound(0.0, 4.0, 2) == pytest.approx(500)
     assert import_bound(0.0, 0.0, 2) == math.inf
+
+
+def _named_pool():
+    from ankita.dev._corpus import make_facts
+
+    real = make_facts("real", 3, 400, None, 400)
+    return st.sampled_from(
+        [real.next()[0] for _ in range(400)]
+        + [
+            "Jon thanks Gina for her help",
+            "Gina supports Jon with his shop",
+            "Gina does not support Jon anymore",
+            "Locker 12 code is 4821",
+            "Locker 13 code is 4821",
+            "Locker 12 code is 9000",
+            "Caroline is not going to the concert, and Melanie is",
+            "Melanie moved to Lyon; Caroline stayed in Paris",
+            "Caroline moved to Lyon",
+            "Melanie lives in Paris",
+            # Each names the other's person: one clause of each may still disagree.
+            "Jon visited Gina at her new flat in the old town last winter. The bakery "
+            "downstairs sells bread",
+            "Gina thanked Jon for the lovely flowers and the long walk by the river. The "
+            "bakery does not sell bread",
+        ]
+    )
+
+
+@pytest.mark.slow
+@settings(max_examples=3000, deadline=None)
+@given(
+    _named_pool(),
+    _named_pool(),
+    st.one_of(st.none(), st.floats(0, 1)),
+    st.sampled_from(["fact", "tool"]),
+)
+def test_two_facts_named_apart_are_never_compared_into_a_merge_or_conflict(a, b, cos, kind_a):
+    # The write skips such pairs (`_gates.named_apart`): every analysis, any cosine, creates.
+    from ankita.analysis._gates import named_apart
+
+    model = None if cos is None else "test-model"
+    chosen = Settings(embedding_lines={"test-model": (0.9, 0.7)})
+    full = compare_texts(b, "fact", a, kind_a, chosen, cos, model, analyse_all=True)
+    if named_apart(a, b):
+        assert full.action == "create", (a, b, full.reason)
+
+
+def test_facts_that_name_each_others_person_are_still_compared():
+    from ankita.analysis._gates import named_apart
+
+    a = (
+        "Jon visited Gina at her new flat in the old town last winter. The bakery downstairs "
+        "sells bread"
+    )
+    b = (
+        "Gina thanked Jon for the lovely flowers and the long walk by the river. The bakery "
+        "does not sell bread"
+    )
+    assert not named_apart(a, b)
+    assert named_apart(a, "Gina thanked Sam for the flowers. The bakery does not sell bread")
+    assert compare_texts(b, "fact", a, "fact", Settings()).action == "conflict"

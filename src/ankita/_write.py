@@ -17,6 +17,7 @@ from ankita._models import Action, Fact, Status, WriteResult
 from ankita._validate import validate_kind, validate_string, validate_text
 from ankita.analysis._comparison import CONFLICT, MERGE, Comparison, judge_asks, judged
 from ankita.analysis._decision import compare_texts
+from ankita.analysis._gates import named_apart
 from ankita.analysis._profile import profile_of
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
@@ -160,7 +161,13 @@ class Writer:
             # Analysed once here and passed down; stored facts' profiles are kept between writes.
             profile = profile_of(text)
             arrays = [_array(p) for p in probes]  # converted once, not per candidate
+            detect = self.settings.detect_disagreement
             for fact in stored:
+                old = profile_of(fact.text)
+                # Two people named apart: a plain create, which only the closest fact's
+                # reason would show (docs/scale.md), at about a third of a stream's pairs.
+                if detect and named_apart(old, profile):
+                    continue
                 blob = vectors.get(fact.id)
                 cos = _cosine_with(arrays, blob) if arrays and blob else None
                 scored.append(
@@ -168,7 +175,7 @@ class Writer:
                         compare_texts(
                             profile,
                             kind,
-                            profile_of(fact.text),
+                            old,
                             fact.kind,
                             self.settings,
                             cos,

@@ -7,6 +7,7 @@ from ankita.analysis._disagree import has_opposite_pair
 from ankita.analysis._profile import Text, as_profile
 from ankita.analysis._similarity import SHORT_FACT_WORDS, count_shared
 from ankita.analysis._slots import share_a_slot
+from ankita.analysis._subjects import named_subjects_differ, other_subjects
 
 
 def could_conflict(old: Text, new: Text, score: float, conflict_line: float) -> bool:
@@ -36,3 +37,11 @@ def could_conflict(old: Text, new: Text, score: float, conflict_line: float) -> 
         return True
     jaccard = shared / (max(core_a, shared) + max(core_b, shared) - shared)
     return jaccard >= min(0.5, conflict_line)
+
+
+def named_apart(old: Text, new: Text) -> bool:
+    """Both facts open with a name, not the same one, and they do not each name the other's:
+    with the disagreement check on, `compare_texts` creates such a pair whatever else they
+    share (different people before the merge line; people apart on every conflict path, and
+    no clause conflict between different people), so a write need not compare it."""
+    return named_subjects_differ(old, new) and other_subjects(old, new)

@@ -106,8 +106,8 @@ def other_subjects(a: Text, b: Text) -> bool:
     if sa is None or sb is None or sa == sb:
         return False
     if sa.startswith("name ") and sb.startswith("name "):
-        return not (_names_subject(sa, b) and _names_subject(sb, a))
-    return not any(_names_subject(s, t) for s, t in ((sa, b), (sb, a)))
+        return not (names_subject(sa, b) and names_subject(sb, a))
+    return not any(names_subject(s, t) for s, t in ((sa, b), (sb, a)))
 
 
 def short_claim(text: Text) -> bool:
@@ -137,7 +137,7 @@ def subject_words(text: Text) -> frozenset[str]:
     )
 
 
-def _names_subject(who: str, text: Text) -> bool:
+def names_subject(who: str, text: Text) -> bool:
     """Does `text` name the subject `who` ("my sister", "name anna", "name locker 12")?"""
     if who.startswith("my "):
         return mentions(who[3:], text)

@@ -17,6 +17,7 @@ from ankita.search._index import (
     Field,
     Lookup,
     lookup_for,
+    named_apart_under,
     other_people,
     short_partners,
     units,
@@ -70,6 +71,10 @@ class CandidateSearch:
             source.groups_met,
             lambda term, ids: source.filed_under(self.user, term, ids),
         )
+        apart = named_apart_under(text) if self.settings.detect_disagreement else None
+        if apart and ids:
+            # About another named person: a plain create, so not read (`_gates.named_apart`).
+            ids -= {i for i, term in source.terms_of(sorted(ids), (Field.SUBJECT,)) if apart(term)}
         if not (probes and model):
             return store.facts_by_ids(self.user, sorted(ids), links=False)
         lookup = lookups[0]  # the whole text's

@@ -17,6 +17,7 @@ to the store. docs/scale.md gives the argument for each tier.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -47,6 +48,7 @@ from ankita.analysis._slots import (
 )
 from ankita.analysis._subjects import (
     mentions,
+    names_subject,
     subject,
 )
 from ankita.analysis._text import (
@@ -195,6 +197,21 @@ def other_people(text: str) -> frozenset[str]:
         return frozenset()
     # The very test `other_subjects` makes, so that nothing it keeps is dropped.
     return frozenset(f"{Field.SUBJECT}my {p}" for p in PEOPLE if not mentions(p, text))
+
+
+def named_apart_under(text: str) -> Callable[[str], bool] | None:
+    """For a fact that opens with a name: which `u:` terms file stored facts that are
+    `_gates.named_apart` from it whatever else they say (they open with another name, which
+    this fact does not name). None for any other fact."""
+    who = subject(text)
+    if who is None or not who.startswith("name "):
+        return None
+    own, named = Field.SUBJECT + who, Field.SUBJECT + "name "
+    return lambda term: (
+        term.startswith(named)
+        and term != own
+        and not names_subject(term[len(Field.SUBJECT) :], text)
+    )
 
 
 def _unit_terms(text: str) -> frozenset[str]:

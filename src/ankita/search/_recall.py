@@ -108,7 +108,10 @@ def recall(
     for partner in store.facts_by_ids(user, sorted(set(partner_ids))):
         if partner.status == "active":
             chosen[partner.id] = (partner, relevance(partner), True)
-    items = sorted(chosen.values(), key=lambda t: (t[2], -t[1], t[0].id))
+    # Ties as in the pool: the fact confirmed last, then the id (ids are random, so an
+    # order by id alone made the same memory answer in a different order from run to run).
+    items = sorted(chosen.values(), key=lambda t: (t[0].last_confirmed_at, t[0].id), reverse=True)
+    items.sort(key=lambda t: (t[2], -t[1]))
     ids = set(chosen)
     pairs = sorted(
         {tuple(sorted((f.id, p))) for f, _, _ in items for p in f.conflicts_with if p in ids}
