@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ankita._config import Settings
 from ankita.analysis._change import (
     only_ends,
@@ -36,6 +34,7 @@ from ankita.analysis._similarity import (
     LexicalScore,
     calibrate,
     count_covered,
+    covered_by,
     lexical_score,
     match_words,
     score_words,
@@ -132,21 +131,26 @@ def _unshared_names(
     b: Text,
     words_a: frozenset[str],
     words_b: frozenset[str],
-    names_of: Callable[[Text], frozenset[str]] = names,
 ) -> tuple[list[str], list[str]]:
     """The names in each frame that the other frame does not hold (nor as initials)."""
     return (
         sorted(
             n
-            for n in names_of(a) & words_a
+            for n in names(a) & words_a
             if not count_covered((n,), words_b) and not _initials_of(n, b)
         ),
         sorted(
             n
-            for n in names_of(b) & words_b
+            for n in names(b) & words_b
             if not count_covered((n,), words_a) and not _initials_of(n, a)
         ),
     )
+
+
+def _holds_unshared_name(a: TextProfile, b: TextProfile, words_a: frozenset[str]) -> bool:
+    """One side of `_unshared_names` with `inner_names`, as a yes or no: a name inside a
+    sentence of `a`'s frame that `b`'s frame does not hold (nor as initials)."""
+    return any(not covered_by(n, b) and not _initials_of(n, b) for n in inner_names(a) & words_a)
 
 
 def _lexical_evidence(lex: LexicalScore) -> bool:
@@ -192,10 +196,11 @@ def clause_conflict(
     # A clause may leave its subject behind ("Anna Berg, born in Oslo"): two turns that each
     # name something the other does not are about two things. Only names inside a sentence
     # count; a capital that opens one is mostly an interjection ("Ha", "Honestly").
-    if not pairs or all(
-        _unshared_names(
-            old_text, new_text, content_words(old_text), content_words(new_text), inner_names
-        )
+    if not pairs:
+        return None
+    words_old, words_new = content_words(old_text), content_words(new_text)
+    if _holds_unshared_name(old_text, new_text, words_old) and _holds_unshared_name(
+        new_text, old_text, words_new
     ):
         return None
     for old_part, new_part in pairs:

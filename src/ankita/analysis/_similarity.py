@@ -53,6 +53,28 @@ def match_words(a: Iterable[str], b: Iterable[str]) -> list[tuple[str, str]]:
     return _match_in_order(one, two)
 
 
+def match_profiles(a: Text, b: Text) -> list[tuple[str, str]]:
+    """`match_words` of two texts' content words, from their profiles: only the first letters
+    both texts hold are looked at to tell whether a prefix match is possible."""
+    a, b = as_profile(a), as_profile(b)
+    one, two = a.content_words, b.content_words
+    same = one & two
+    heads_a, heads_b = a.word_heads, b.word_heads
+    for head in heads_a.keys() & heads_b.keys():
+        if any(w not in same for w in heads_a[head]) and any(w not in same for w in heads_b[head]):
+            return _match_in_order(one, two)
+    return sorted((w, w) for w in same)
+
+
+def covered_by(word: str, text: Text) -> bool:
+    """`count_covered((word,), content words of text) == 1`, from the text's profile."""
+    profile = as_profile(text)
+    return word in profile.content_words or (
+        len(word) >= PREFIX_MIN
+        and any(words_match(word, other) for other in profile.word_heads.get(word[:PREFIX_MIN], ()))
+    )
+
+
 def _match_in_order(a: frozenset[str], b: frozenset[str]) -> list[tuple[str, str]]:
     """`match_words` the long way: equal words, then each prefix in canonical order."""
     left, right = sorted(a), sorted(b)
@@ -137,10 +159,11 @@ def score_words(
     a: frozenset[str],
     b: frozenset[str],
     in_order: tuple[tuple[str, ...], tuple[str, ...]] | None = None,
+    matched: list[tuple[str, str]] | None = None,
 ) -> LexicalScore:
     """Best of Jaccard, containment and the short-fact link over two content-word sets
-    (`in_order`: both sorted, if known)."""
-    matches = match_words(a, b)
+    (`in_order`: both sorted, and `matched`: their `match_words`, if known)."""
+    matches = match_words(a, b) if matched is None else matched
     m = len(matches)
     words_a, words_b = in_order or (tuple(sorted(a)), tuple(sorted(b)))
     if not a or not b or m == 0:
@@ -175,7 +198,9 @@ def lexical_score(a: Text, b: Text) -> LexicalScore:
     ("I restore old boats" and "Oh nice. I restore old boats too."): a chat
     turn that restates a fact in one sentence says nothing else about it in the others."""
     a, b = as_profile(a), as_profile(b)
-    whole = score_words(a.content_words, b.content_words, (a.sorted_words, b.sorted_words))
+    whole = score_words(
+        a.content_words, b.content_words, (a.sorted_words, b.sorted_words), match_profiles(a, b)
+    )
     best = whole.score
     for short, long_ in ((a, b), (b, a)):
         parts = long_.sentences
