@@ -147,10 +147,12 @@ def _unshared_names(
     )
 
 
-def _holds_unshared_name(a: TextProfile, b: TextProfile, words_a: frozenset[str]) -> bool:
-    """One side of `_unshared_names` with `inner_names`, as a yes or no: a name inside a
-    sentence of `a`'s frame that `b`'s frame does not hold (nor as initials)."""
-    return any(not covered_by(n, b) and not _initials_of(n, b) for n in inner_names(a) & words_a)
+def _holds_unshared_name(a: TextProfile, b: TextProfile) -> bool:
+    """A name inside a sentence of `a` that `b`'s content words do not hold (nor as initials):
+    one side of `_unshared_names` over the whole texts, as a yes or no."""
+    return any(
+        not covered_by(n, b) and not _initials_of(n, b) for n in inner_names(a) & a.content_words
+    )
 
 
 def _lexical_evidence(lex: LexicalScore) -> bool:
@@ -198,10 +200,7 @@ def clause_conflict(
     # count; a capital that opens one is mostly an interjection ("Ha", "Honestly").
     if not pairs:
         return None
-    words_old, words_new = content_words(old_text), content_words(new_text)
-    if _holds_unshared_name(old_text, new_text, words_old) and _holds_unshared_name(
-        new_text, old_text, words_new
-    ):
+    if _holds_unshared_name(old_text, new_text) and _holds_unshared_name(new_text, old_text):
         return None
     for old_part, new_part in pairs:
         part = compare_texts(new_part, kind, old_part, kind, settings)
