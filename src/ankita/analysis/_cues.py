@@ -14,6 +14,7 @@ from ankita.analysis._text import (
     content_words,
     number_value,
     stem,
+    tokenize,
     tokens,
 )
 
@@ -402,7 +403,7 @@ def negated_words(text: str) -> frozenset[str]:
     return frozenset(scoped)
 
 
-def negates(text: str) -> bool:
+def negates(text: Text) -> bool:
     """Holds a negation with content words in its scope."""
     return bool(negated_words(text))
 
@@ -426,7 +427,15 @@ def check_negation(a: Text, b: Text) -> list[Finding]:
 
 @per_text
 def numbers_in(text: str) -> frozenset[str]:
-    toks = tokens(text)
+    return _number_values(tokens(text))
+
+
+def numbers_in_piece(text: str) -> frozenset[str]:
+    """`numbers_in` of a piece of a text (a span), which is not analysed further (nor kept)."""
+    return _number_values(tokenize(text))
+
+
+def _number_values(toks: tuple[str, ...]) -> frozenset[str]:
     return frozenset(v for i in range(len(toks)) if (v := number_value(toks, i)) is not None)
 
 

@@ -28,7 +28,7 @@ from ankita.analysis._disagree import (
 )
 from ankita.analysis._gates import could_conflict
 from ankita.analysis._language import reads
-from ankita.analysis._profile import Text, TextProfile, as_profile, per_text, profile_of, raw_text
+from ankita.analysis._profile import Text, TextProfile, as_profile, per_profile, per_text, raw_text
 from ankita.analysis._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,
@@ -53,18 +53,18 @@ from ankita.analysis._text import (
     names,
     sentences,
     shown_words,
-    statements,
+    statement_profiles,
 )
 
 NEW_WORDS_KEPT = 4  # see `compare_texts`
 FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
 
 
-@per_text
-def clause_units(text: str) -> tuple[TextProfile, ...]:
+@per_profile
+def clause_units(profile: TextProfile) -> tuple[TextProfile, ...]:
     """What `clause_conflict` compares of a text: each of its clauses, or the whole text if it
     has one, that is not a fragment ("John," or "climbing," states nothing of its own)."""
-    units = [profile_of(part) for part in statements(text)] or [profile_of(text)]
+    units = statement_profiles(profile) or (profile,)
     return tuple(unit for unit in units if len(unit.tokens) >= FRAGMENT_TOKENS)
 
 

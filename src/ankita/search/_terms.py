@@ -16,7 +16,6 @@ from collections.abc import Iterator, Sequence
 from ankita.store._ask import (
     Ask,
     Group,
-    groups_met_in,
     reads,
 )
 from ankita.store._sql import SQLStore
@@ -24,6 +23,8 @@ from ankita.store._sql import SQLStore
 # New terms wait in a small sorted list, merged into the large one when it holds this many:
 # inserting into 400,000 sorted terms one at a time would move them all each time.
 FRESH_MAX = 4096
+# About how many terms one fact holds under one field (`groups_met` weighs its two ways by it).
+SCAN_TERMS = 16
 
 
 class TermIndex:
@@ -225,19 +226,33 @@ class TermIndex:
 
     def groups_met(self, ids: Sequence[str], ask: Ask) -> dict[str, set[int]]:
         """As `SQLStore.groups_met`: from the postings of the ask's words, or from these
-        facts' own terms if they hold fewer."""
-        number, facts = self.number, self._facts
-        wanted = {number[i] for i in ids if i in number}
-        terms = [self._group_terms(ask.fields, group) for group in ask.groups]
-        if sum(len(facts(t)) for ts in terms for t in ts) > sum(len(self.held[n]) for n in wanted):
-            return groups_met_in(self.terms_of(ids, ask.fields), ask)
+        facts' own terms under the ask's fields if they hold fewer."""
+        number, facts, held = self.number, self._facts, self.held
+        wanted = [number[i] for i in ids if i in number]
+        groups_of: dict[str, list[int]] = {}
+        for g, group in enumerate(ask.groups):
+            for term in self._group_terms(ask.fields, group):
+                groups_of.setdefault(term, []).append(g)
         met: dict[str, set[int]] = {}
-        for g, group_terms in enumerate(terms):
-            filed: set[int] = set()
-            for term in group_terms:
-                filed.update(facts(term))
-            for n in filed & wanted:
-                met.setdefault(self.ids[n], set()).add(g)
+        # A fact holds about a dozen terms under one field, and a common word's postings
+        # run to thousands: read whichever side is fewer.
+        if sum(len(facts(t)) for t in groups_of) > SCAN_TERMS * len(wanted) * len(ask.fields):
+            for n in wanted:
+                terms, got = held[n], set[int]()
+                for field in ask.fields:
+                    # A fact's terms are held in order: those under a field are one run.
+                    at = bisect_left(terms, field)
+                    while at < len(terms) and terms[at].startswith(field):
+                        got.update(groups_of.get(terms[at], ()))
+                        at += 1
+                if got:
+                    met[self.ids[n]] = got
+            return met
+        numbers = set(wanted)
+        for term, groups in groups_of.items():
+            for n in facts(term):
+                if n in numbers:
+                    met.setdefault(self.ids[n], set()).update(groups)
         return met
 
     def _group_terms(self, fields: Sequence[str], group: Group) -> set[str]:
