@@ -14,6 +14,7 @@ from bisect import bisect_left, insort
 from collections.abc import Iterator, Sequence
 
 from ankita.store._ask import (
+    TOP,
     Ask,
     Group,
     reads,
@@ -237,22 +238,21 @@ class TermIndex:
         # A fact holds about a dozen terms under one field, and a common word's postings
         # run to thousands: read whichever side is fewer.
         if sum(len(facts(t)) for t in groups_of) > SCAN_TERMS * len(wanted) * len(ask.fields):
+            asked, runs = groups_of.keys(), [(f, f + TOP) for f in ask.fields]
             for n in wanted:
                 terms, got = held[n], set[int]()
-                for field in ask.fields:
+                for low, high in runs:
                     # A fact's terms are held in order: those under a field are one run.
-                    at = bisect_left(terms, field)
-                    while at < len(terms) and terms[at].startswith(field):
-                        got.update(groups_of.get(terms[at], ()))
-                        at += 1
+                    at = bisect_left(terms, low)
+                    for term in asked & terms[at : bisect_left(terms, high, at)]:
+                        got.update(groups_of[term])
                 if got:
                     met[self.ids[n]] = got
             return met
         numbers = set(wanted)
         for term, groups in groups_of.items():
-            for n in facts(term):
-                if n in numbers:
-                    met.setdefault(self.ids[n], set()).update(groups)
+            for n in numbers.intersection(facts(term)):
+                met.setdefault(self.ids[n], set()).update(groups)
         return met
 
     def _group_terms(self, fields: Sequence[str], group: Group) -> set[str]:
