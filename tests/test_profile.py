@@ -77,6 +77,15 @@ def test_a_facts_clauses_are_analysed_in_its_profile_and_take_no_place_in_the_ca
     assert units[0].own_text == units[0].text == statements(text)[0]
 
 
+def test_comparing_two_chat_turns_keeps_only_the_two_turns():
+    old = "Oh nice. I restore old boats too. My sister, Ana, lives in Quito, and she sails."
+    new = "Ha! I do not restore old boats anymore. Ana moved to Lima, but I stayed here."
+    misses = profile_of.cache_info().misses
+    for analyse_all in (False, True):
+        compare_texts(new, "fact", old, "fact", Settings(), analyse_all=analyse_all)
+    assert profile_of.cache_info().misses <= misses + 2
+
+
 def test_an_own_text_whose_profile_is_gone_is_a_plain_text():
     unit = TextProfile("She likes Quito more than Lima")
     own = unit.own_text

@@ -51,7 +51,7 @@ from ankita.analysis._text import (
     inner_names,
     leading_name,
     names,
-    sentences,
+    sentence_words,
     shown_words,
     statement_profiles,
 )
@@ -89,7 +89,8 @@ def one_claim(text: str) -> bool:
     into a bad spot with some people") strings several things together. Cosine says "the same
     subject" only between such facts: between two long ones it measures a shared topic, and
     on a stream every fact shares its topic with dozens (SPEC §4.4)."""
-    return all(len(content_words(part)) <= CLAIM_WORDS for part in sentences(text) or (text,))
+    parts = sentence_words(text) or (content_words(text),)
+    return all(len(words) <= CLAIM_WORDS for words in parts)
 
 
 def who(text: Text) -> str:

@@ -79,6 +79,7 @@ class TextProfile:
     one_claim: bool
     clause_units: tuple[TextProfile, ...]
     statement_profiles: tuple[TextProfile, ...]
+    sentence_words: tuple[frozenset[str], ...]
     clause_cues: tuple[bool, frozenset[bool], frozenset[str], frozenset[str]]
     attribute_keys: frozenset[str]
 
@@ -128,7 +129,7 @@ def raw_text(text: Text) -> str:
 
 def as_profile(text: Text) -> TextProfile:
     """The profile of a text, or the profile given."""
-    if isinstance(text, TextProfile):
+    if type(text) is TextProfile:
         return text
     if type(text) is _OwnText:
         owner = text.owner()

@@ -203,10 +203,9 @@ def lexical_score(a: Text, b: Text) -> LexicalScore:
     )
     best = whole.score
     for short, long_ in ((a, b), (b, a)):
-        parts = long_.sentences
+        parts = long_.sentence_words
         words = short.content_words if parts else frozenset()
-        for part in parts:
-            part_words = content_words(part)
+        for part_words in parts:
             m = len(match_words(words, part_words)) if words and part_words else 0
             if m:  # as `score_words` rounds them
                 jaccard, containment = _overlap(words, part_words, m)

@@ -251,6 +251,13 @@ def statements(text: str) -> tuple[str, ...]:
 
 
 @per_profile
+def sentence_words(profile: TextProfile) -> tuple[frozenset[str], ...]:
+    """`content_words` of each of `sentences`, each sentence analysed in this text's profile
+    (as `statement_profiles`), not kept apart."""
+    return tuple(TextProfile(part).content_words for part in sentences(profile))
+
+
+@per_profile
 def statement_profiles(profile: TextProfile) -> tuple[TextProfile, ...]:
     """Each of `statements` analysed as a text of its own, held by this text's profile and not
     among the profiles kept: a stored fact's clauses stay as long as the fact does, and a
