@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from ankita import Memory
 from ankita.analysis._language import WORD, foreign_tokens, language, reads
+from ankita.analysis._subjects import subject
 from ankita.analysis._text import content_words, number_value, tokens
 from ankita.cli import cli
 
@@ -96,6 +97,23 @@ def test_the_issue_pairs_are_decided_in_their_language(tmp_path, embedder, old, 
     memory = Memory(tmp_path / "m.db", embedder=embedder)
     memory.remember(old)
     assert memory.remember(new).action == expected
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("Vivo en Madrid", "Ana vive en Lisboa"),
+        ("Trabajo en un banco", "Trabaja en una escuela"),
+        ("Moro em Lisboa", "Ana mora no Porto"),
+        ("Abito a Roma", "Giulia abita a Torino"),
+    ],
+)
+def test_a_verb_in_the_third_person_is_not_the_user_whose_pronoun_was_dropped(tmp_path, old, new):
+    # Spanish, Portuguese and Italian drop "I"; "vive" is "lives", so the fact is Ana's.
+    assert subject(old) == "self" and subject(new) != "self"
+    memory = Memory(tmp_path / "m.db", embedder="none")
+    memory.remember(old)
+    assert memory.remember(new).action == "created"
 
 
 def test_the_english_model_is_not_trusted_on_other_languages():

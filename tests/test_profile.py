@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 
 import ankita  # noqa: F401  (every analysis registers its field on import)
 from ankita._config import Settings
-from ankita.analysis._decision import compare_texts
+from ankita.analysis._decision import clause_units, compare_texts
 from ankita.analysis._profile import TextProfile, as_profile, profile_of, raw_text
-from ankita.analysis._decision import clause_units
 from ankita.analysis._text import content_words, statement_profiles, statements, tokens
 from ankita.search import _index  # noqa: F401  (registers the index's fields)
 

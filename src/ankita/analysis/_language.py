@@ -27,6 +27,7 @@ from ankita.analysis._lexicon import (
     SNOWBALL,
     STOP_LISTS,
     STOP_WORDS,
+    THIRD_PERSON,
     VERB_LAST,
     VERBS,
 )
@@ -277,6 +278,7 @@ def _cjk_tokens(text: str, lang: str) -> list[str]:
 def foreign_tokens(text: str, lang: str) -> tuple[str, ...]:
     """The tokens of a fact in `lang` (not English), as the rules read them."""
     folded = fold(text, lang)
+    words: list[str] = []
     if lang in CJK:
         out = _cjk_tokens(folded, lang)
     else:
@@ -301,8 +303,14 @@ def foreign_tokens(text: str, lang: str) -> tuple[str, ...]:
         out.insert(0, "my")
     if lang in VERB_LAST:
         out = _verb_second(out)
-    # Spanish, Portuguese and Italian drop the pronoun: "Vivo en Madrid" is "I live in Madrid".
-    if lang in ("es", "pt", "it") and out and not {"i", "my", "me"} & set(out):
+    # Spanish, Portuguese and Italian drop the pronoun: "Vivo en Madrid" is "I live in Madrid";
+    # but "Ana vive en Lisboa" is Ana's, so a verb in the third person leaves it out.
+    if (
+        lang in THIRD_PERSON
+        and out
+        and not {"i", "my", "me"} & set(out)
+        and THIRD_PERSON[lang].isdisjoint(words)
+    ):
         out.insert(0, "i")
     return tuple(out)
 
