@@ -1,9 +1,7 @@
 """One analysis per text: a text's profile holds every per-text result, each computed once,
 and a pair compared through profiles decides exactly as one compared through strings."""
 
-import gc
 import os
-import pickle
 import subprocess
 import sys
 
@@ -13,9 +11,9 @@ from hypothesis import strategies as st
 
 import ankita  # noqa: F401  (every analysis registers its field on import)
 from ankita._config import Settings
-from ankita.analysis._decision import clause_units, compare_texts
+from ankita.analysis._decision import compare_texts
 from ankita.analysis._profile import TextProfile, as_profile, profile_of, raw_text
-from ankita.analysis._text import content_words, statement_profiles, statements, tokens
+from ankita.analysis._text import content_words, tokens
 from ankita.search import _index  # noqa: F401  (registers the index's fields)
 
 TEXTS = [
@@ -37,7 +35,7 @@ def _fields() -> set[str]:
 
 
 def test_every_field_a_profile_declares_is_an_analysis_and_the_reverse():
-    declared = set(TextProfile.__annotations__) - {"text", "own_text"}
+    declared = set(TextProfile.__annotations__) - {"text"}
     assert declared == _fields()
 
 
@@ -52,45 +50,6 @@ def test_an_analysis_runs_once_per_text_and_reads_the_same_through_text_or_profi
     assert tokens(profile) is tokens(text)
     for name in _fields():
         assert getattr(profile, name) is getattr(profile, name)
-
-
-def test_a_facts_clauses_are_analysed_in_its_profile_and_take_no_place_in_the_cache():
-    # A large store's facts must stay among the profiles kept: before, each clause of a fact
-    # (and each piece between punctuation) was kept beside it, and 10,000 long facts
-    # overflowed the cache, so every write analysed again the facts it compared.
-    text = "Ona moved to Quito last spring, and she says the altitude took weeks to get used to"
-    misses = profile_of.cache_info().misses
-    profile = profile_of(text)
-    units = clause_units(profile)
-    _index.index_terms(profile)
-    _index.lookup_for(profile)
-    assert len(units) == len(statements(text)) == 2
-    assert units == statement_profiles(profile) and units[0] is not profile
-    assert profile_of.cache_info().misses == misses + 1  # the whole text, and nothing else
-    for unit in units:
-        # An analysis a clause's analyses call finds the clause's own profile.
-        assert as_profile(unit.own_text) is unit
-        assert tokens(unit.own_text) is unit.tokens
-    # Anywhere else it is a plain string equal to the clause.
-    assert type(pickle.loads(pickle.dumps(units[0].own_text))) is str
-    assert units[0].own_text == units[0].text == statements(text)[0]
-
-
-def test_comparing_two_chat_turns_keeps_only_the_two_turns():
-    old = "Oh nice. I restore old boats too. My sister, Ana, lives in Quito, and she sails."
-    new = "Ha! I do not restore old boats anymore. Ana moved to Lima, but I stayed here."
-    misses = profile_of.cache_info().misses
-    for analyse_all in (False, True):
-        compare_texts(new, "fact", old, "fact", Settings(), analyse_all=analyse_all)
-    assert profile_of.cache_info().misses <= misses + 2
-
-
-def test_an_own_text_whose_profile_is_gone_is_a_plain_text():
-    unit = TextProfile("She likes Quito more than Lima")
-    own = unit.own_text
-    del unit
-    gc.collect()
-    assert as_profile(own) is profile_of("She likes Quito more than Lima")
 
 
 def test_a_profile_cannot_be_changed():

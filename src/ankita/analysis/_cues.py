@@ -14,7 +14,6 @@ from ankita.analysis._text import (
     content_words,
     number_value,
     stem,
-    tokenize,
     tokens,
 )
 
@@ -403,7 +402,7 @@ def negated_words(text: str) -> frozenset[str]:
     return frozenset(scoped)
 
 
-def negates(text: Text) -> bool:
+def negates(text: str) -> bool:
     """Holds a negation with content words in its scope."""
     return bool(negated_words(text))
 
@@ -427,15 +426,7 @@ def check_negation(a: Text, b: Text) -> list[Finding]:
 
 @per_text
 def numbers_in(text: str) -> frozenset[str]:
-    return _number_values(tokens(text))
-
-
-def numbers_in_piece(text: str) -> frozenset[str]:
-    """`numbers_in` of a piece of a text (a span), which is not analysed further (nor kept)."""
-    return _number_values(tokenize(text))
-
-
-def _number_values(toks: tuple[str, ...]) -> frozenset[str]:
+    toks = tokens(text)
     return frozenset(v for i in range(len(toks)) if (v := number_value(toks, i)) is not None)
 
 

@@ -28,7 +28,7 @@ from ankita.analysis._disagree import (
 )
 from ankita.analysis._gates import could_conflict
 from ankita.analysis._language import reads
-from ankita.analysis._profile import Text, TextProfile, as_profile, per_profile, per_text, raw_text
+from ankita.analysis._profile import Text, TextProfile, as_profile, per_text, profile_of, raw_text
 from ankita.analysis._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,
@@ -51,20 +51,20 @@ from ankita.analysis._text import (
     inner_names,
     leading_name,
     names,
-    sentence_words,
+    sentences,
     shown_words,
-    statement_profiles,
+    statements,
 )
 
 NEW_WORDS_KEPT = 4  # see `compare_texts`
 FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
 
 
-@per_profile
-def clause_units(profile: TextProfile) -> tuple[TextProfile, ...]:
+@per_text
+def clause_units(text: str) -> tuple[TextProfile, ...]:
     """What `clause_conflict` compares of a text: each of its clauses, or the whole text if it
     has one, that is not a fragment ("John," or "climbing," states nothing of its own)."""
-    units = statement_profiles(profile) or (profile,)
+    units = [profile_of(part) for part in statements(text)] or [profile_of(text)]
     return tuple(unit for unit in units if len(unit.tokens) >= FRAGMENT_TOKENS)
 
 
@@ -89,8 +89,7 @@ def one_claim(text: str) -> bool:
     into a bad spot with some people") strings several things together. Cosine says "the same
     subject" only between such facts: between two long ones it measures a shared topic, and
     on a stream every fact shares its topic with dozens (SPEC §4.4)."""
-    parts = sentence_words(text) or (content_words(text),)
-    return all(len(words) <= CLAIM_WORDS for words in parts)
+    return all(len(content_words(part)) <= CLAIM_WORDS for part in sentences(text) or (text,))
 
 
 def who(text: Text) -> str:

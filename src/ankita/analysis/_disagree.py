@@ -42,7 +42,7 @@ from ankita.analysis._subjects import (
 from ankita.analysis._text import (
     content_words,
     names,
-    statement_profiles,
+    statements,
     stem,
     tokens,
 )
@@ -174,8 +174,8 @@ def check_order(a: Text, b: Text) -> list[Finding]:
 
 def clause_pairs(a: Text, b: Text) -> Iterator[tuple[Text, Text]]:
     """Each clause of `a` with each clause of `b`; a text of one clause is its own."""
-    for part_a in statement_profiles(a) or (a,):
-        for part_b in statement_profiles(b) or (b,):
+    for part_a in statements(a) or (a,):
+        for part_b in statements(b) or (b,):
             yield part_a, part_b
 
 

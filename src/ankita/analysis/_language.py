@@ -117,11 +117,6 @@ def _identifier() -> Any:
 def language(text: str) -> str:
     """The language of one fact: by script, else by words only that language has (py3langid
     choosing among the languages whose words appear). English unless another is clear."""
-    return detect_language(text)
-
-
-def detect_language(text: str) -> str:
-    """`language` of a piece of a text, which is not analysed further (and so not kept)."""
     counts: dict[str, int] = {}
     for ch in text:
         if ch.isalpha() or unicodedata.category(ch).startswith("M"):

@@ -12,7 +12,6 @@ after write.
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Callable
 from functools import cached_property, lru_cache, wraps
 from typing import TypeVar
@@ -45,7 +44,6 @@ class TextProfile:
     each is filled by the `@per_text` function of that name, in the module that owns it."""
 
     text: str
-    own_text: str
     # What each analysis returns: read by mypy and by readers; filled in on first read.
     language: str
     tokens: tuple[str, ...]
@@ -78,39 +76,17 @@ class TextProfile:
     word_heads: dict[str, tuple[str, ...]]
     one_claim: bool
     clause_units: tuple[TextProfile, ...]
-    statement_profiles: tuple[TextProfile, ...]
-    sentence_words: tuple[frozenset[str], ...]
     clause_cues: tuple[bool, frozenset[bool], frozenset[str], frozenset[str]]
     attribute_keys: frozenset[str]
 
     def __init__(self, text: str) -> None:
         object.__setattr__(self, "text", text)
-        # The text as this profile's analyses are handed it (`_OwnText`).
-        object.__setattr__(self, "own_text", _OwnText(text, self))
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a TextProfile is immutable: cannot set {name!r}")
 
     def __repr__(self) -> str:
         return f"TextProfile({self.text!r})"
-
-
-class _OwnText(str):
-    """A profile's own text, as its analyses are handed it: an analysis they call with it finds
-    that profile again rather than one among the profiles kept, so a profile held by another
-    (each clause's, held by its fact's) is analysed in itself and takes no place in the cache.
-    It names its profile weakly, and is equal to that profile's text, as is any string an
-    operation hands back unchanged."""
-
-    owner: weakref.ref[TextProfile]
-
-    def __new__(cls, text: str, owner: TextProfile) -> _OwnText:
-        own = super().__new__(cls, text)
-        own.owner = weakref.ref(owner)
-        return own
-
-    def __reduce__(self) -> tuple[type[str], tuple[str]]:
-        return str, (str(self),)  # a plain string elsewhere
 
 
 @lru_cache(maxsize=PROFILES_KEPT)
@@ -129,38 +105,22 @@ def raw_text(text: Text) -> str:
 
 def as_profile(text: Text) -> TextProfile:
     """The profile of a text, or the profile given."""
-    if type(text) is TextProfile:
-        return text
-    if type(text) is _OwnText:
-        owner = text.owner()
-        # A string equal to its profile's text; plain once that profile is gone.
-        return owner if owner is not None else profile_of(str(text))
-    return profile_of(text)
+    return text if isinstance(text, TextProfile) else profile_of(text)
 
 
 def per_text(fn: Callable[[str], T]) -> Callable[[Text], T]:
     """Make `fn`, an analysis of one text, a field of the text's profile: computed once per
     text, on first use. The returned function takes a text or its profile."""
-    return _field(fn, lambda profile: fn(profile.own_text))
-
-
-def per_profile(fn: Callable[[TextProfile], T]) -> Callable[[Text], T]:
-    """As `per_text`, for an analysis that reads the profile it belongs to (and may hand it on,
-    where a text is its own single part)."""
-    return _field(fn, fn)
-
-
-def _field(fn: Callable[..., T], compute: Callable[[TextProfile], T]) -> Callable[[Text], T]:
     name = fn.__name__.lstrip("_")
     if name in vars(TextProfile):
         raise RuntimeError(f"two analyses named {name!r}")  # a programming error
-    field: cached_property[T] = cached_property(compute)
+    field: cached_property[T] = cached_property(lambda profile: fn(profile.text))
     field.__set_name__(TextProfile, name)
     setattr(TextProfile, name, field)
 
     @wraps(fn)
     def read(text: Text) -> T:
-        profile = text if isinstance(text, TextProfile) else as_profile(text)
+        profile = text if isinstance(text, TextProfile) else profile_of(text)
         value: T = getattr(profile, name)  # after the first read, a plain attribute
         return value
 

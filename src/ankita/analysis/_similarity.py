@@ -203,9 +203,10 @@ def lexical_score(a: Text, b: Text) -> LexicalScore:
     )
     best = whole.score
     for short, long_ in ((a, b), (b, a)):
-        parts = long_.sentence_words
+        parts = long_.sentences
         words = short.content_words if parts else frozenset()
-        for part_words in parts:
+        for part in parts:
+            part_words = content_words(part)
             m = len(match_words(words, part_words)) if words and part_words else 0
             if m:  # as `score_words` rounds them
                 jaccard, containment = _overlap(words, part_words, m)

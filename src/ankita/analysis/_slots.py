@@ -16,7 +16,7 @@ from ankita.analysis._cues import (
     PEOPLE,
     WEAK_MULTI,
     Finding,
-    numbers_in_piece,
+    numbers_in,
 )
 from ankita.analysis._lexicon import FUNCTION_WORDS, STOP_WORDS
 from ankita.analysis._profile import Text, as_profile, per_text
@@ -163,7 +163,7 @@ def check_value(a: Text, b: Text) -> list[Finding]:
     ):
         return different
     # Spans holding numbers may be long ("a 2015 Honda Civic" / "a 2019 Toyota Corolla").
-    numbers = bool(numbers_in_piece(" ".join(old)) and numbers_in_piece(" ".join(new)))
+    numbers = bool(numbers_in(" ".join(old)) and numbers_in(" ".join(new)))
     if not numbers and max(len(old_c), len(new_c)) > max(2, len(frame_c)):
         return different
     return [Finding("value", f"'{' '.join(old)}' vs '{' '.join(new)}' in the same frame", words)]
@@ -189,7 +189,7 @@ def _stop_tag(ta: tuple[str, ...], sa: tuple[str, ...], i: int, j: int) -> str:
     return "" if not stops else stops[0] if len(stops) == 1 else "*"
 
 
-def value_slot_keys(text: Text) -> frozenset[str]:
+def value_slot_keys(text: str) -> frozenset[str]:
     """`slot key#stop tag` of the spans for which `check_value(text, other)` can report a
     `value` finding, whatever `other` is: each condition below is one of its own, read on this
     side alone. A stored fact is filed under these only (docs/scale.md)."""
@@ -215,7 +215,7 @@ def value_slot_keys(text: Text) -> frozenset[str]:
         if not framing[i] and not _only_numbers(old):
             continue
         frame_c = framing[i] + framing[-1] - framing[j]
-        if old_c > max(2, frame_c) and not numbers_in_piece(" ".join(old)):
+        if old_c > max(2, frame_c) and not numbers_in(" ".join(old)):
             continue
         # A span of MAX_SLOT content words without a number, on the other side, needs at least
         # as many in this frame: say which frames have fewer (`value_spans`).
@@ -238,7 +238,7 @@ def _running(words: Sequence[str], left_out: Collection[str]) -> list[int]:
 NARROW = "~"
 
 
-def value_spans(text: Text) -> tuple[tuple[int, int, bool], ...]:
+def value_spans(text: str) -> tuple[tuple[int, int, bool], ...]:
     """(i, j, wide) for each span of `text`'s frame sequence from which `check_value(other,
     text)` can report a `value` finding, whatever `other` is; `wide` if only an `other` whose
     frame holds at least MAX_SLOT content words can (not `NARROW` in `value_slot_keys`). Each
@@ -253,7 +253,7 @@ def value_spans(text: Text) -> tuple[tuple[int, int, bool], ...]:
         # Fewer single-valued words than tokens: the span holds a multi-valued or additive one.
         if not new_c or single[j] - single[i] < j - i:
             continue
-        out.append((i, j, new_c > 2 and not numbers_in_piece(" ".join(tb[i:j]))))
+        out.append((i, j, new_c > 2 and not numbers_in(" ".join(tb[i:j]))))
     return tuple(out)
 
 

@@ -10,17 +10,9 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from ankita.analysis._language import (
-    CJK,
-    WORD,
-    detect_language,
-    foreign_names,
-    foreign_tokens,
-    language,
-    word_forms,
-)
+from ankita.analysis._language import CJK, WORD, foreign_names, foreign_tokens, language, word_forms
 from ankita.analysis._lexicon import FUNCTION_WORDS, STOP_WORDS
-from ankita.analysis._profile import Text, TextProfile, per_profile, per_text, raw_text
+from ankita.analysis._profile import Text, per_text, raw_text
 
 # Word forms are kept per word: a store's vocabulary is small next to its texts, and every
 # text's words go through these.
@@ -196,13 +188,7 @@ def _expand(word: str) -> tuple[str, ...]:
 def tokens(text: str) -> tuple[str, ...]:
     """All word tokens of `text`, contractions expanded, spellings folded; a fact in another
     language than English is read by `_language` (its cue words glossed into English)."""
-    return tokenize(text, language(text))
-
-
-def tokenize(text: str, lang: str | None = None) -> tuple[str, ...]:
-    """`tokens` of a piece of a text, which is not analysed further (and so not kept); `lang`
-    is its language, if known."""
-    lang = lang or detect_language(text)
+    lang = language(text)
     if lang != "en":
         return foreign_tokens(text, lang)
     out: list[str] = []
@@ -221,7 +207,7 @@ def clauses(text: str) -> tuple[tuple[str, ...], ...]:
         return tuple(
             t for t in (foreign_tokens(part, lang) for part in _CLAUSE_BREAK.split(text)) if t
         )
-    return tuple(t for t in (tokenize(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t)
+    return tuple(t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -248,21 +234,6 @@ def statements(text: str) -> tuple[str, ...]:
     none: each may state one thing about the user, whatever the rest of a chat turn says."""
     parts = tuple(part.strip() for part in _CLAUSE_START.split(text.strip()) if part.strip())
     return parts if len(parts) > 1 else ()
-
-
-@per_profile
-def sentence_words(profile: TextProfile) -> tuple[frozenset[str], ...]:
-    """`content_words` of each of `sentences`, each sentence analysed in this text's profile
-    (as `statement_profiles`), not kept apart."""
-    return tuple(TextProfile(part).content_words for part in sentences(profile))
-
-
-@per_profile
-def statement_profiles(profile: TextProfile) -> tuple[TextProfile, ...]:
-    """Each of `statements` analysed as a text of its own, held by this text's profile and not
-    among the profiles kept: a stored fact's clauses stay as long as the fact does, and a
-    large store's clauses do not push its facts out of the cache."""
-    return tuple(TextProfile(part) for part in statements(profile))
 
 
 @lru_cache(maxsize=WORDS_KEPT)

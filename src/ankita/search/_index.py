@@ -38,7 +38,7 @@ from ankita.analysis._disagree import (
     opposed_forms,
     opposite_forms,
 )
-from ankita.analysis._profile import Text, TextProfile, as_profile, per_text
+from ankita.analysis._profile import per_text
 from ankita.analysis._similarity import PREFIX_MIN, SHORT_FACT_WORDS
 from ankita.analysis._slots import (
     frame_sequence,
@@ -57,7 +57,7 @@ from ankita.analysis._text import (
     content_words,
     leading_name,
     names,
-    statement_profiles,
+    statements,
     stem,
     tokens,
 )
@@ -110,7 +110,7 @@ def _with_opposite() -> frozenset[str]:
     return frozenset(OPPOSITE_OF) | frozenset(stem(w) for w in OPPOSITE_OF)
 
 
-def named(text: Text) -> bool:
+def named(text: str) -> bool:
     """Holds a firm name and states no change, or only one that ends something, or opens
     with a name: a change that replaces a value between two named things may be one thing
     changing ("I live in Toronto" / "I moved to Montreal"), which the name rule of `_decision`
@@ -122,7 +122,7 @@ def named(text: Text) -> bool:
     )
 
 
-def name_bound(text: Text) -> bool:
+def name_bound(text: str) -> bool:
     """Holds a firm name, and states a change (any) or opens with a name. The name rule is
     lifted for a change only through a change-of-state finding, which needs a change stated on
     one side only (`_change.check_change_of_state`) and no name opening either side; so
@@ -131,17 +131,17 @@ def name_bound(text: Text) -> bool:
     return bool(firm_names(text)) and (bool(change_words(text)) or leading_name(text))
 
 
-def is_short(text: Text) -> bool:
+def is_short(text: str) -> bool:
     """At most SHORT_FACT_WORDS words no finding can take out: may link on one shared word."""
     return core_size(text) <= SHORT_FACT_WORDS
 
 
-def short_core(text: Text) -> int | None:
+def short_core(text: str) -> int | None:
     """The core size (at least 1) of a short fact; None if the fact is not short."""
     return max(1, core_size(text)) if is_short(text) else None
 
 
-def short_classes(text: Text) -> tuple[str, ...]:
+def short_classes(text: str) -> tuple[str, ...]:
     """The classes a short fact is filed under: its core size, and `n` if it negates or
     states a change. Empty for a fact that is not short."""
     core = short_core(text)
@@ -150,7 +150,7 @@ def short_classes(text: Text) -> tuple[str, ...]:
     return (str(core),) + (("n",) if _shifts(text) else ())
 
 
-def _shifts(text: Text) -> bool:
+def _shifts(text: str) -> bool:
     return negates(text) or bool(change_words(text))
 
 
@@ -169,14 +169,13 @@ def short_partners(core: int, shifts: bool, conflict_line: float) -> tuple[str, 
     return (*fits, "n")
 
 
-def units(text: Text) -> tuple[TextProfile, ...]:
+def units(text: str) -> tuple[str, ...]:
     """The texts a fact is compared as: the whole, and each clause of a text that has several
-    (`_decision.clause_conflict`), each as its profile (the clauses' held by the whole's)."""
-    profile = as_profile(text)
-    return (profile, *statement_profiles(profile))
+    (`_decision.clause_conflict`)."""
+    return (text, *statements(text))
 
 
-def index_terms(text: Text) -> frozenset[str]:
+def index_terms(text: str) -> frozenset[str]:
     """Every term a stored fact is filed under: those of the whole text and of each of its
     clauses (`units`), since a clause of it may decide against a clause of a new fact; and,
     for the vector tier, `u:` who the whole text is about."""
@@ -215,7 +214,7 @@ def named_apart_under(text: str) -> Callable[[str], bool] | None:
     )
 
 
-def _unit_terms(text: Text) -> frozenset[str]:
+def _unit_terms(text: str) -> frozenset[str]:
     """`Field.WORD` each content word; `SLOT` slot keys; `ATTRIBUTE` attributes; `NAME` each
     firm name; `INITIALS` initials runs. The same words again under `Field.short(class)` for
     each short class (`short_classes`), and, if the text holds no firm name (open to any fact
@@ -282,7 +281,7 @@ def _opposites(tokens_: set[str]) -> set[str]:
     return out
 
 
-def lookup_for(text: Text) -> Lookup:
+def lookup_for(text: str) -> Lookup:
     words = content_words(text)
     # Opposites count as one more shared slot (frames rename them), at most one per pair.
     raw = set(tokens(text))
