@@ -192,6 +192,11 @@ def check(
     fresh = TermIndex("u")
     fresh.sync(store)
     assert answered(fresh, question_set) == expected
+    # A name ask's groups from the named facts' own terms, and from the postings, each always.
+    for scan_terms in (0, 10**9):
+        other = TermIndex("u", scan_terms=scan_terms)
+        other.sync(store)
+        assert answered(other, question_set) == expected, scan_terms
     if kept is not None:
         kept.sync(store)
         assert answered(kept, question_set) == expected

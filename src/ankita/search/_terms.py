@@ -31,8 +31,8 @@ SCAN_TERMS = 16
 class TermIndex:
     """One user's postings: each term's facts, each fact's terms, and the terms in order."""
 
-    def __init__(self, user: str, fresh_max: int = FRESH_MAX) -> None:
-        self.user, self.fresh_max = user, fresh_max
+    def __init__(self, user: str, fresh_max: int = FRESH_MAX, scan_terms: int = SCAN_TERMS) -> None:
+        self.user, self.fresh_max, self.scan_terms = user, fresh_max, scan_terms
         self.seq: int | None = None  # the last change read; None until loaded
         self.load_seconds = 0.0  # what the last full load took (`ankita bench` reports it)
         self.rollbacks = 0  # the store's count of rollbacks when last caught up
@@ -237,7 +237,7 @@ class TermIndex:
         met: dict[str, set[int]] = {}
         # A fact holds about a dozen terms under one field, and a common word's postings
         # run to thousands: read whichever side is fewer.
-        if sum(len(facts(t)) for t in groups_of) > SCAN_TERMS * len(wanted) * len(ask.fields):
+        if sum(len(facts(t)) for t in groups_of) > self.scan_terms * len(wanted) * len(ask.fields):
             asked, runs = groups_of.keys(), [(f, f + TOP) for f in ask.fields]
             for n in wanted:
                 terms, got = held[n], set[int]()
