@@ -413,3 +413,35 @@ def test_an_extension_counts_up_to_the_groups_longest(db):
             assert answered(store, question_set) == expected
     finally:
         store.close()
+
+
+def test_a_name_asks_groups_are_met_alike_both_ways_on_real_style_facts(tmp_path):
+    """`TermIndex.groups_met` reads either the named facts' own terms or the asked terms'
+    postings; on long facts of a few named people both must give the store's answer."""
+    from ankita import Memory
+    from ankita._config import Settings
+    from ankita.dev._corpus import make_facts
+    from ankita.search._candidates import CandidateSearch
+
+    real = make_facts("real", 3, 300, None, 300)
+    path = str(tmp_path / "real.db")
+    with Memory(path, embedder="none") as memory:
+        memory.import_rows([{"text": t, "kind": k} for t, k in (real.next() for _ in range(300))])
+    store = SQLiteStore(path)
+    try:
+        ids = sorted(f.id for f in store.list_facts("default", limit=None, links=False))
+        by_terms, by_postings = (TermIndex("default", scan_terms=s) for s in (0, 10**9))
+        by_terms.sync(store)
+        by_postings.sync(store)
+        asked = 0
+        for text, kind in (real.next() for _ in range(40)):
+            for question in CandidateSearch("default", Settings()).query(text, kind).questions:
+                for ask in question.asks:
+                    if ask.same_name and ask.fields:
+                        expected = store.groups_met(ids, ask)
+                        assert by_terms.groups_met(ids, ask) == expected
+                        assert by_postings.groups_met(ids, ask) == expected
+                        asked += bool(expected)
+        assert asked >= 40
+    finally:
+        store.close()

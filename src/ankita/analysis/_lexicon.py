@@ -250,8 +250,6 @@ NAME_PARTICLES = frozenset(
     "von van der den de da di del della du dos das le la el al ter ten zu".split()
 )
 
-# Languages that put the verb last ("मुझे चाय पसंद नहीं है": me tea like not is): their
-# negation and verb move after the subject, where the rules look for them in English.
 # Cue words that are verbs in the third person: a Spanish, Portuguese or Italian fact that holds
 # one and no pronoun is about someone named or implied ("Ana vive en Lisboa", "Trabaja en un
 # banco"), not about the user whose pronoun was dropped ("Vivo en Madrid").
@@ -260,6 +258,9 @@ THIRD_PERSON: dict[str, frozenset[str]] = {
     "pt": frozenset("mora vive trabalha chama tem usa é está fica gosta".split()),
     "it": frozenset("abita vive lavora chiama ha usa è".split()),
 }
+
+# Languages that put the verb last ("मुझे चाय पसंद नहीं है": me tea like not is): their
+# negation and verb move after the subject, where the rules look for them in English.
 VERB_LAST = frozenset({"hi", "hi-latn", "ja"})
 VERBS = frozenset(
     {

@@ -105,7 +105,7 @@ class TermIndex:
         start = time.perf_counter()
         version = store.data_version()
         seq, rollbacks = store.last_term_change(), store.rollbacks
-        self.__init__(self.user, self.fresh_max)  # type: ignore[misc]
+        self.__init__(self.user, self.fresh_max, self.scan_terms)  # type: ignore[misc]
         held: dict[str, list[str]] = {}
         facts_of, number, ids, ordered = self.facts_of, self.number, self.ids, self._sorted
         for term, fact_id in store.user_terms(self.user):
@@ -212,18 +212,13 @@ class TermIndex:
                 if fact_id in number
                 for term in held[number[fact_id]]
             ]
-        rows = []
-        for fact_id in ids:
-            if fact_id not in number:
-                continue
-            terms = held[number[fact_id]]
-            # A fact's terms are held in order: those under a field are one run of them.
-            for field in fields:
-                at = bisect_left(terms, field)
-                while at < len(terms) and terms[at].startswith(field):
-                    rows.append((fact_id, terms[at]))
-                    at += 1
-        return rows
+        return [
+            (fact_id, term)
+            for fact_id in ids
+            if fact_id in number
+            for field in fields
+            for term in _under(held[number[fact_id]], field)
+        ]
 
     def groups_met(self, ids: Sequence[str], ask: Ask) -> dict[str, set[int]]:
         """As `SQLStore.groups_met`: from the postings of the ask's words, or from these
@@ -238,13 +233,11 @@ class TermIndex:
         # A fact holds about a dozen terms under one field, and a common word's postings
         # run to thousands: read whichever side is fewer.
         if sum(len(facts(t)) for t in groups_of) > self.scan_terms * len(wanted) * len(ask.fields):
-            asked, runs = groups_of.keys(), [(f, f + TOP) for f in ask.fields]
+            asked = groups_of.keys()
             for n in wanted:
-                terms, got = held[n], set[int]()
-                for low, high in runs:
-                    # A fact's terms are held in order: those under a field are one run.
-                    at = bisect_left(terms, low)
-                    for term in asked & terms[at : bisect_left(terms, high, at)]:
+                got = set[int]()
+                for field in ask.fields:
+                    for term in asked & _under(held[n], field):
                         got.update(groups_of[term])
                 if got:
                     met[self.ids[n]] = got
@@ -297,3 +290,10 @@ class TermIndex:
     def _check(self, user: str) -> None:
         if user != self.user:
             raise ValueError(f"this index holds {self.user!r}'s postings, not {user!r}'s")
+
+
+def _under(terms: tuple[str, ...], field: str) -> tuple[str, ...]:
+    """One fact's terms under `field`: they are held in order, so those are one run, up to
+    `field` + U+10FFFF (no word starts with that noncharacter)."""
+    at = bisect_left(terms, field)
+    return terms[at : bisect_left(terms, field + TOP, at)]
