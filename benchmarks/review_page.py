@@ -25,16 +25,7 @@ from pathlib import Path
 
 from _served import serve
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from ankita.dev._browser import CHROMIUM, CHROMIUM_ARGS
 
 
 def facts_file(folder: Path, facts: int, conflicts: int, seed: int = 1) -> Path:
@@ -152,6 +143,9 @@ def main() -> None:
     parser.add_argument("--conflicts", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    if args.conflicts < 21:
+        # One pair is resolved before the bulk action, which then needs a full page of 20.
+        parser.error("--conflicts must be at least 21: the bulk action keeps 20 after one")
     from playwright.sync_api import sync_playwright
 
     folder = Path(tempfile.mkdtemp(prefix="ankita-review-"))
@@ -167,7 +161,7 @@ def main() -> None:
     runs: dict[str, list[float]] = {}
     reference: list[float] = []
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         for _ in range(args.repeat):
             for path, full in ((empty, False), (db, True)):
                 server, base = serve(path)

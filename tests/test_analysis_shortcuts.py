@@ -1,5 +1,7 @@
 """The text analysis's shortcuts give what their definitions give (hypothesis)."""
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from ankita.analysis._cues import (
     CHANGE_OF_STATE,
     CHANGE_PHRASES,
 )
+from ankita.analysis._language import WORD, _non_latin_script, words_of
 from ankita.analysis._lexicon import (
     NEGATIONS,
     STOP_WORDS,
@@ -282,3 +285,33 @@ def test_the_narrow_mark_sorts_after_every_stop_tag():
     """A wide-only slot reads the range before the mark: every tag must sort before it."""
     tags = {stem(w) for w in STOP_WORDS} | {"", "*"}
     assert max(tags) < NARROW
+
+
+# ASCII letters, digits, apostrophes and the punctuation a word may touch, in any case.
+_ASCII_TEXT = st.text(
+    alphabet=st.sampled_from(list("abcXYZiIkK09'_ -.,!?`\t")), min_size=0, max_size=40
+)
+
+
+@given(_ASCII_TEXT)
+@settings(max_examples=400, deadline=None)
+def test_the_words_of_an_ascii_text_are_those_of_the_general_pattern(text):
+    # The language is asked of every fact, clause and piece: an ASCII text takes a cheaper
+    # pattern and skips counting scripts, which must change nothing.
+    general = WORD.findall(unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'"))
+    assert words_of(text) == general
+    assert _non_latin_script(text) is None
+
+
+def test_the_words_of_a_text_beyond_ascii_keep_their_marks():
+    assert words_of("दिल्ली में रहता हूँ") == ["दिल्ली", "में", "रहता", "हूँ"]
+    assert words_of("Ich wohne in Köln, nicht in Bonn") == [
+        "ich",
+        "wohne",
+        "in",
+        "köln",
+        "nicht",
+        "in",
+        "bonn",
+    ]
+    assert _non_latin_script("Я живу в Москве") == "ru"

@@ -13,22 +13,11 @@ import httpx
 import pytest
 
 from ankita import Memory
+from ankita.dev._browser import CHROMIUM, CHROMIUM_ARGS
 from ankita.server._guards import create_token
 from ankita.server._server import create_app
 from ankita.store._sqlite import SQLiteStore
 from live import LiveServer
-
-CHROMIUM = "/usr/bin/chromium"
-# Without these Chromium keeps trying to reach Google's hosts, which this network refuses.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 sync_api = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
@@ -40,7 +29,7 @@ if not Path(CHROMIUM).exists():
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         yield browser
         browser.close()
 

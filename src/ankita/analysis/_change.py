@@ -76,15 +76,25 @@ _NEGATABLE = frozenset(CHANGE_OF_STATE) - {
 }
 
 
+# Each change phrase under its first word: a word that opens none and is no change word is
+# passed over without looking back for a negation (most words of most facts).
+_PHRASES_AT: dict[str, tuple[tuple[str, ...], ...]] = {}
+for _phrase in CHANGE_PHRASES:
+    _PHRASES_AT[_phrase[0]] = (*_PHRASES_AT.get(_phrase[0], ()), _phrase)
+
+
 @per_text
 def change_words(text: str) -> frozenset[str]:
     found: set[str] = set()
     for clause in clauses(text):
         for i, word in enumerate(clause):
+            phrases = _PHRASES_AT.get(word, ())
+            if not phrases and word not in CHANGE_OF_STATE:
+                continue
             negated = any(w in NEGATIONS for w in clause[max(0, i - 4) : i])
             if word in CHANGE_OF_STATE and not (negated and word in _NEGATABLE):
                 found.add(word)
-            for phrase in CHANGE_PHRASES:
+            for phrase in phrases:
                 if clause[i : i + len(phrase)] == phrase and not (
                     negated and phrase[0] in ("give", "gave", "giving", "given", "used")
                 ):

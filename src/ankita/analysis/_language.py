@@ -72,6 +72,8 @@ MARKS = _mark_ranges()
 # A word is letters and digits with the marks that belong to them ("दिल्ली" stays whole).
 _LETTER = rf"(?:[^\W_]|[{MARKS}])"
 WORD = re.compile(rf"[^\W_]{_LETTER}*(?:'{_LETTER}+)*")
+# `WORD` on a lower-cased ASCII text, where no mark can occur: the same words, a cheaper pattern.
+_ASCII_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
 
 
 def _script(ch: str) -> str:
@@ -113,10 +115,15 @@ def _identifier() -> Any:
     return ident
 
 
-@per_text
-def language(text: str) -> str:
-    """The language of one fact: by script, else by words only that language has (py3langid
-    choosing among the languages whose words appear). English unless another is clear."""
+def words_of(text: str) -> list[str]:
+    """The text's words, lower-cased after NFKC (`WORD`), as the language is told by them."""
+    if text.isascii():  # NFKC leaves it as it is, and no mark can occur
+        return _ASCII_WORD.findall(text.lower())
+    return WORD.findall(unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'"))
+
+
+def _non_latin_script(text: str) -> str | None:
+    """The language its script says, if a non-Latin script holds more letters than Latin."""
     counts: dict[str, int] = {}
     for ch in text:
         if ch.isalpha() or unicodedata.category(ch).startswith("M"):
@@ -131,7 +138,20 @@ def language(text: str) -> str:
         return "zh"
     if counts.get("cyrl", 0) > latin:
         return "ru"
-    words = set(WORD.findall(unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'")))
+    return None
+
+
+@per_text
+def language(text: str) -> str:
+    """The language of one fact: by script, else by words only that language has (py3langid
+    choosing among the languages whose words appear). English unless another is clear."""
+    # Every fact, clause and piece of a clause is asked: an ASCII text (most of them) holds
+    # only Latin letters, so its scripts need not be counted.
+    if not text.isascii():
+        script = _non_latin_script(text)
+        if script is not None:
+            return script
+    words = set(words_of(text))
     words |= {part for word in words if "'" in word for part in word.split("'")}
     hinglish = words & HINGLISH_CUES
     strong = len(hinglish - HINGLISH_WEAK)
