@@ -10,6 +10,7 @@ of others, and are often longer than a run (`_ask.RUN`).
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -72,6 +73,8 @@ groups = st.one_of(
 )
 # An ask may leave out the facts filed under a flag: one of two, or a term some asks read.
 FLAGS = ("nq:", "q:", "c:ab")
+# A fact's size: one as filed, and now and then two or a large one.
+SIZES = ("k:0", "k:1", "k:2", "k:3", "k:12")
 asks = st.builds(
     Ask,
     st.lists(st.sampled_from(FIELDS), min_size=0, max_size=2, unique=True).map(tuple),
@@ -79,6 +82,8 @@ asks = st.builds(
     st.integers(0, 3),
     st.booleans(),
     st.one_of(st.none(), st.sampled_from(FLAGS)),
+    # Groups needed by the size a fact is filed under (`_ask.SIZE`).
+    st.lists(st.integers(0, 4), max_size=4).map(tuple),
 )
 slots = st.lists(
     st.tuples(st.sampled_from(("k1", "k2")), st.frozensets(words, max_size=2), st.booleans()),
@@ -107,6 +112,7 @@ terms = st.one_of(
         st.one_of(words, st.sampled_from(("", "*"))),
     ),
     st.sampled_from(FLAGS),
+    st.sampled_from(SIZES),
 )
 FACTS = [f"f{i}" for i in range(4)]
 postings = st.lists(st.tuples(st.sampled_from(FACTS), terms), max_size=40, unique=True)
@@ -116,7 +122,9 @@ assert max(map(len, POOL)) > RUN + 2
 
 
 def meets(held: set[str], ask: Ask) -> bool:
-    """The definition: filed under a field + a word of at least `at_least` groups."""
+    """The definition: filed under a field + a word of at least `at_least` groups, and of
+    at least `by_size[k]` for a fact filed under the size k (the last for a larger k, 0 if
+    it is filed under none, the least if under several)."""
 
     def in_group(group: Group) -> bool:
         return any(f + w in held for f in ask.fields for w in group.exact) or any(
@@ -126,7 +134,10 @@ def meets(held: set[str], ask: Ask) -> bool:
             for t in held
         )
 
-    return sum(map(in_group, ask.groups)) >= max(1, ask.at_least)
+    sizes = [int(t[len("k:") :]) for t in held if t.startswith("k:")]
+    size = min(sizes) if sizes else 0
+    needed = ask.by_size[min(size, len(ask.by_size) - 1)] if ask.by_size else 0
+    return sum(map(in_group, ask.groups)) >= max(1, ask.at_least, needed)
 
 
 def defined(rows: list[tuple[str, str]], question_set: tuple[Question, ...]) -> set[str]:
@@ -155,13 +166,14 @@ def defined(rows: list[tuple[str, str]], question_set: tuple[Question, ...]) -> 
     return found
 
 
-def answered(store, question_set: tuple[Question, ...]) -> set[str]:
+def answered(store, question_set: tuple[Question, ...], user: str = "u") -> set[str]:
     query = TermQuery(question_set)
     return query.answer(
-        store.postings("u", query.terms, query.ranges, query.found_terms),
-        lambda ask: store.counted("u", ask),
+        store.postings(user, query.terms, query.ranges, query.found_terms),
+        lambda ask: store.counted(user, ask),
         store.groups_met,
-        lambda term, ids: store.filed_under("u", term, ids),
+        lambda term, ids: store.filed_under(user, term, ids),
+        store.sizes,
     )
 
 
@@ -415,6 +427,10 @@ def test_an_extension_counts_up_to_the_groups_longest(db):
         store.close()
 
 
+def _unsized(question: Question) -> Question:
+    return replace(question, asks=tuple(replace(a, by_size=()) for a in question.asks))
+
+
 def test_a_name_asks_groups_are_met_alike_both_ways_on_real_style_facts(tmp_path):
     """`TermIndex.groups_met` reads either the named facts' own terms or the asked terms'
     postings; on long facts of a few named people both must give the store's answer."""
@@ -433,7 +449,7 @@ def test_a_name_asks_groups_are_met_alike_both_ways_on_real_style_facts(tmp_path
         by_terms, by_postings = (TermIndex("default", scan_terms=s) for s in (0, 10**9))
         by_terms.sync(store)
         by_postings.sync(store)
-        asked = 0
+        asked = sized = unsized = 0
         for text, kind in (real.next() for _ in range(40)):
             for question in CandidateSearch("default", Settings()).query(text, kind).questions:
                 for ask in question.asks:
@@ -442,6 +458,16 @@ def test_a_name_asks_groups_are_met_alike_both_ways_on_real_style_facts(tmp_path
                         assert by_terms.groups_met(ids, ask) == expected
                         assert by_postings.groups_met(ids, ask) == expected
                         asked += bool(expected)
+            # Long facts: the words needed depend on each fact's size (`Ask.by_size`).
+            questions = CandidateSearch("default", Settings()).query(text, kind).questions
+            found = answered(store, questions, "default")
+            assert found == answered(by_terms, questions, "default")
+            assert found == answered(by_postings, questions, "default")
+            sized += len(found)
+            unsized += len(answered(store, tuple(map(_unsized, questions)), "default"))
         assert asked >= 40
+        assert 40 <= sized < 0.75 * unsized
+        assert by_terms.sizes(ids) == store.sizes(ids)
+        assert len(set(store.sizes(ids).values())) >= 3
     finally:
         store.close()

@@ -24,11 +24,17 @@ def could_conflict(old: Text, new: Text, score: float, conflict_line: float) -> 
     if not old.attribute_keys.isdisjoint(new.attribute_keys):  # one attribute stated twice
         return True
     shared = min(count_shared(old, new), count_shared(new, old))
+    return frames_may_reach(shared, old.core_size, new.core_size, conflict_line)
+
+
+def frames_may_reach(shared: int, core_a: int, core_b: int, conflict_line: float) -> bool:
+    """Could the frames of two facts sharing at most `shared` words, each keeping at least its
+    fact's core, reach the conflict line: by the short-fact link, containment or Jaccard?
+    Monotone: true for more shared words, false for larger cores (`_index.groups_needed`)."""
     if shared == 0:
         return False
     # Findings only take numbers, days, months and change words out of a frame: the frame
     # keeps at least `core` words, and shares at most `shared`.
-    core_a, core_b = old.core_size, new.core_size
     # An `order` finding (>= 3 shared words) also takes two shared words out of both frames.
     order_drop = 2 if shared >= 3 else 0
     if max(core_a, core_b) - order_drop <= SHORT_FACT_WORDS:  # the short-fact link

@@ -12,14 +12,17 @@ from collections.abc import Sequence
 
 from ankita._config import Settings
 from ankita._models import Fact
+from ankita.analysis._cues import core_size
 from ankita.analysis._similarity import SHORT_LINK_SCORE
 from ankita.search._index import (
     Field,
     Lookup,
+    groups_needed,
     lookup_for,
     named_apart_under,
     other_people,
     short_partners,
+    smallest_core,
     units,
 )
 from ankita.search._query import (
@@ -63,13 +66,14 @@ class CandidateSearch:
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         # What each unit of the text asks, worked out once for both tiers.
         lookups = tuple(lookup_for(unit) for unit in units(text))
-        query = TermQuery(tuple(self._question(lookup, kind) for lookup in lookups))
+        query = self._query(text, lookups, kind)
         source = self._postings(store)
         ids = query.answer(
             source.postings(self.user, query.terms, query.ranges, query.found_terms),
             lambda ask: source.counted(self.user, ask),
             source.groups_met,
             lambda term, ids: source.filed_under(self.user, term, ids),
+            source.sizes,
         )
         apart = named_apart_under(text) if self.settings.detect_disagreement else None
         if apart and ids:
@@ -104,8 +108,18 @@ class CandidateSearch:
 
     def query(self, text: str, kind: str) -> TermQuery:
         """What the lexical tiers ask the index for this text: built from the text alone."""
-        # Each clause of a chat turn may decide against a clause of a stored fact.
-        return TermQuery(tuple(self._question(lookup_for(unit), kind) for unit in units(text)))
+        return self._query(text, tuple(lookup_for(unit) for unit in units(text)), kind)
+
+    def _query(self, text: str, lookups: tuple[Lookup, ...], kind: str) -> TermQuery:
+        # Each clause of a chat turn may decide against a clause of a stored fact. A clause
+        # keeps its own core; the whole text may be compared through any of its parts.
+        cores = (smallest_core(text), *(core_size(unit) for unit in units(text)[1:]))
+        return TermQuery(
+            tuple(
+                self._question(lookup, kind, core)
+                for lookup, core in zip(lookups, cores, strict=True)
+            )
+        )
 
     def _postings(self, store: SQLStore) -> SQLStore | TermIndex:
         """Where this lookup reads postings: the in-memory copy, caught up, once it pays."""
@@ -141,11 +155,16 @@ class CandidateSearch:
                 return facts
             wanted *= 4
 
-    def _question(self, lookup: Lookup, kind: str) -> Question:
-        """The lexical tiers for one text (its `lookup_for`): what to ask for the stored facts
-        filed under a term that could change its decision (docs/scale.md)."""
+    def _question(self, lookup: Lookup, kind: str, core: int = 0) -> Question:
+        """The lexical tiers for one text (its `lookup_for`), whose parts keep at least `core`
+        words (0 asks as if they were short): what to ask for the stored facts filed under a
+        term that could change its decision (docs/scale.md)."""
         groups = lookup.groups
         dedup, conflict_line = self.settings.thresholds(kind)
+        # Frames of long facts need more than two shared words to reach the line, and more
+        # the longer the stored fact (`groups_needed`); an opposite pair is a finding of its
+        # own, so a text holding an opposite keeps asking for two.
+        sized = () if lookup.opposed_slot else groups_needed(core, conflict_line)
         partners = (
             ()
             if lookup.short is None or conflict_line <= 0
@@ -161,7 +180,7 @@ class CandidateSearch:
             asks.append(Ask((Field.WORD,), groups))
         elif not lookup.named and not lookup.name_bound:
             # Two shared words, or one with a short fact of a partner class.
-            asks += [Ask((Field.WORD,), groups, 2), Ask(short, groups)]
+            asks += [Ask((Field.WORD,), groups, 2, by_size=sized), Ask(short, groups)]
         else:
             # A fact holding a name this one lacks, while this one holds a name it lacks, is
             # about something else: it counts only if it holds one of our names, we hold
@@ -176,13 +195,16 @@ class CandidateSearch:
                 if lookup.named
                 else ((Field.WORD,), short)
             )
-            asks += [Ask(words, groups, 2, unless=unless), Ask(shorts, groups, unless=unless)]
+            asks += [
+                Ask(words, groups, 2, unless=unless, by_size=sized),
+                Ask(shorts, groups, unless=unless),
+            ]
             # One of its names is one of our words, or one of ours one of its words: that
             # name is a shared word, and the rule of two shared words (or one with a short
             # partner) still holds.
             names = [Ask((Field.NAME,), groups), Ask((Field.WORD,), lookup.name_groups)]
             asks += [
-                Ask((Field.WORD,), groups, 2, same_name=True),
+                Ask((Field.WORD,), groups, 2, same_name=True, by_size=sized),
                 Ask(short, groups, same_name=True),
             ]
             # Its name extends our initials ("UK"), or one of our names may be an acronym of

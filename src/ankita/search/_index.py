@@ -38,6 +38,7 @@ from ankita.analysis._disagree import (
     opposed_forms,
     opposite_forms,
 )
+from ankita.analysis._gates import frames_may_reach
 from ankita.analysis._profile import per_text
 from ankita.analysis._similarity import PREFIX_MIN, SHORT_FACT_WORDS
 from ankita.analysis._slots import (
@@ -57,11 +58,12 @@ from ankita.analysis._text import (
     content_words,
     leading_name,
     names,
+    sentences,
     statements,
     stem,
     tokens,
 )
-from ankita.store._ask import Group
+from ankita.store._ask import SIZE, Group
 
 
 class Field:
@@ -83,6 +85,9 @@ class Field:
     # Filed if every clause of the fact is `name_bound`: between two such facts no change of
     # state lifts the name rule.
     NAME_BOUND = "nq:"
+    # The smallest core size of the fact's parts (`smallest_core`): a long fact needs more
+    # shared words to decide against another long one (`groups_needed`).
+    CORE = SIZE
 
     @staticmethod
     def short(core_class: str, open_: bool = False) -> str:
@@ -93,7 +98,7 @@ class Field:
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "19"
+ANALYZER_VERSION = "20"
 
 
 @per_text
@@ -185,8 +190,36 @@ def index_terms(text: str) -> frozenset[str]:
     # the new fact through a change-of-state finding.
     flag = {Field.NAME_BOUND} if all(name_bound(unit) for unit in every) else set()
     return frozenset().union(
-        *(_unit_terms(unit) for unit in every), {Field.SUBJECT + who} if who else (), flag
+        *(_unit_terms(unit) for unit in every),
+        {Field.SUBJECT + who} if who else (),
+        flag,
+        {Field.CORE + str(smallest_core(text))},
     )
+
+
+def smallest_core(text: str) -> int:
+    """The least core size among the parts a comparison may read of this text: the whole,
+    each clause (`units`) and each sentence (`_similarity.lexical_score`)."""
+    return min(core_size(part) for part in (*units(text), *sentences(text)))
+
+
+@lru_cache(maxsize=256)
+def groups_needed(core: int, conflict_line: float) -> tuple[int, ...]:
+    """For a new text whose parts keep at least `core` words: how many of its words (at least
+    two) a stored fact whose parts keep at least k words must share for their frames to reach
+    the line (`_gates.frames_may_reach`), for k = 0, 1, ...; the last entry holds for any
+    larger k. Containment makes max(2, min(core, k)) always enough, and the count only grows
+    with k, so the table stops where it reaches max(2, core) past the short-fact link."""
+    table: list[int] = []
+    while len(table) <= 2 * SHORT_FACT_WORDS or table[-1] < max(2, core):
+        k = len(table)
+        enough = max(2, min(core, k))
+        table.append(
+            next(
+                (s for s in range(2, enough) if frames_may_reach(s, core, k, conflict_line)), enough
+            )
+        )
+    return tuple(table)
 
 
 def other_people(text: str) -> frozenset[str]:
@@ -260,6 +293,7 @@ class Lookup:
     name_bound: bool  # holds a firm name, and states a change or opens with a name
     ends: bool  # states a change that only ends something (`only_ends`)
     opposed: frozenset[str]  # word forms whose opposite it holds (`opposed_forms`)
+    opposed_slot: bool  # holds a word form with an opposite: `groups` ends with their group
 
 
 def _group(words: set[str]) -> Group:
@@ -322,4 +356,5 @@ def lookup_for(text: str) -> Lookup:
         name_bound(text),
         only_ends(text),
         opposed_forms(text),
+        bool(opposite),
     )

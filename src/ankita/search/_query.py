@@ -79,7 +79,7 @@ class TermQuery:
                 *((q, a) for a in question.names),
             ]
             for target, ask in asks:
-                if ask.at_least > 1 or ask.same_name:
+                if ask.at_least > 1 or ask.same_name or ask.by_size:
                     continue  # answered another way (`answer`)
                 for field in ask.fields:
                     for group in ask.groups:
@@ -120,13 +120,14 @@ class TermQuery:
         count: Callable[[Ask], set[str]],
         groups_met: Callable[[list[str], Ask], dict[str, set[int]]],
         filed: Callable[[str, list[str]], set[str]],
+        sizes: Callable[[list[str]], dict[str, int]],
     ) -> set[str]:
         """The facts answering the questions, from every (fact id, term, part) the store read:
         part -2 for one of `found_terms`, -1 for one of `terms`, else the number of the range
         in `ranges` (whose excluded terms it may or may not have left out). `count` asks the
         store for the facts meeting an ask that counts words, `groups_met` for the groups of an
         ask that each of some facts meets, `filed` for those of some facts filed under a
-        term."""
+        term, `sizes` for the size some facts are filed under (`Ask.by_size`)."""
         found: set[str] = set()
         names: list[set[str]] = [set() for _ in self.questions]
         # For each flag: the candidates unless filed under it.
@@ -156,15 +157,16 @@ class TermQuery:
             named = names[q]
             for ask in question.names:
                 if ask.at_least > 1:
-                    named |= _meeting({}, ask, count)
+                    named |= _meeting({}, ask, count, sizes)
             # An ask marked same_name counts only facts that answer a name.
             ids = sorted(named)
             for ask in question.asks:
-                if ask.same_name or ask.at_least > 1:
+                if ask.same_name or ask.at_least > 1 or ask.by_size:
                     met = _meeting(
                         groups_met(ids, ask) if ask.same_name and ids and ask.fields else {},
                         ask,
                         count,
+                        sizes,
                     )
                     (found if ask.unless is None else unless[self.flags.index(ask.unless)]).update(
                         met
@@ -185,10 +187,22 @@ def _excluded(low: str, rules: list[tuple[int, Run | None, frozenset[str]]]) -> 
 
 
 def _meeting(
-    groups_of: dict[str, set[int]], ask: Ask, count: Callable[[Ask], set[str]]
+    groups_of: dict[str, set[int]],
+    ask: Ask,
+    count: Callable[[Ask], set[str]],
+    sizes: Callable[[list[str]], dict[str, int]],
 ) -> set[str]:
     """The facts meeting the ask: those among `groups_of` (each fact's groups met) that met
     enough, or, for an ask that counts words with no `groups_of` given, the store's count."""
-    if ask.same_name or ask.at_least <= 1:
-        return {f for f, groups in groups_of.items() if len(groups) >= max(1, ask.at_least)}
+    if ask.same_name:
+        least, sure = max(1, ask.at_least), ask.sure
+        met = {f for f, groups in groups_of.items() if len(groups) >= least}
+        # A fact's size is read only where it may matter: few of the facts named.
+        unsure = sorted(f for f in met if len(groups_of[f]) < sure)
+        if unsure:
+            size = sizes(unsure)
+            met.difference_update(
+                f for f in unsure if len(groups_of[f]) < ask.needs(size.get(f, 0))
+            )
+        return met
     return count(ask) if ask.at_least <= len(ask.groups) and ask.fields else set()

@@ -14,10 +14,12 @@ from bisect import bisect_left, insort
 from collections.abc import Iterator, Sequence
 
 from ankita.store._ask import (
+    SIZE,
     TOP,
     Ask,
     Group,
     reads,
+    size_of,
 )
 from ankita.store._sql import SQLStore
 
@@ -280,12 +282,21 @@ class TermIndex:
         for g in order[: len(groups) - ask.at_least + 1]:
             for term in groups[g]:
                 gathered.update(facts(term))
-        held = self.held
-        return {
-            self.ids[n]
-            for n in gathered
-            if sum(not terms.isdisjoint(held[n]) for terms in groups) >= ask.at_least
-        }
+        held, ids, sure = self.held, self.ids, ask.sure
+        found: set[str] = set()
+        for n in gathered:
+            met = sum(not terms.isdisjoint(held[n]) for terms in groups)
+            # Its size is read only when it may matter (`Ask.by_size`).
+            if met >= sure or (
+                met >= ask.at_least and met >= ask.needs(size_of(_under(held[n], SIZE)))
+            ):
+                found.add(ids[n])
+        return found
+
+    def sizes(self, ids: Sequence[str]) -> dict[str, int]:
+        """As `SQLStore.sizes`."""
+        number, held = self.number, self.held
+        return {i: size_of(_under(held[number[i]], SIZE)) for i in ids if i in number}
 
     def _check(self, user: str) -> None:
         if user != self.user:

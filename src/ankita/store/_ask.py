@@ -19,17 +19,40 @@ class Group:
     longest: int | None = None
 
 
+# A fact is filed under this + the smallest core size of its parts (`_index.smallest_core`).
+SIZE = "k:"
+
+
 @dataclass(frozen=True)
 class Ask:
     """Facts filed under one of `fields` + a word of at least `at_least` different groups; if
-    `same_name`, only those that also meet one of the write's names; if `unless`, only those
-    not filed under that term (docs/scale.md)."""
+    `by_size`, of at least `by_size[k]` groups for a fact filed under `SIZE` + k (the last
+    entry for any larger k, 0 for a fact filed under none); if `same_name`, only those that
+    also meet one of the write's names; if `unless`, only those not filed under that term
+    (docs/scale.md)."""
 
     fields: tuple[str, ...]
     groups: tuple[Group, ...]
     at_least: int = 1
     same_name: bool = False
     unless: str | None = None
+    by_size: tuple[int, ...] = ()
+
+    def needs(self, size: int) -> int:
+        """How many groups a fact filed under `SIZE` + `size` must meet."""
+        sized = self.by_size[min(size, len(self.by_size) - 1)] if self.by_size else 0
+        return max(1, self.at_least, sized)
+
+    @property
+    def sure(self) -> int:
+        """Groups enough whatever a fact's size: no need to read it."""
+        return max(1, self.at_least, *self.by_size)
+
+
+def size_of(terms: Iterable[str]) -> int:
+    """The size a fact is filed under (`SIZE`), from some of its terms: 0 if none, the least
+    if several."""
+    return min((int(t[len(SIZE) :]) for t in terms if t.startswith(SIZE)), default=0)
 
 
 # A stored term extends a prefix when it sorts in [prefix, prefix + U+10FFFF): code point order,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ankita.store._ask import TOP, Ask, groups_met_in, reads
+from ankita.store._ask import SIZE, TOP, Ask, groups_met_in, reads, size_of
 from ankita.store._sqlbase import (
     PARTS_MAX,
     TERMS_MAX,
@@ -205,10 +205,21 @@ class TermsSQL(SQLBase):
         if ask.at_least > len(ask.groups) or not parts:
             return set()
         sql = (
-            f"SELECT fact_id FROM ({' UNION ALL '.join(parts)}) AS m GROUP BY fact_id "
-            f"HAVING COUNT(DISTINCT g) >= {int(ask.at_least)}"
+            f"SELECT fact_id, COUNT(DISTINCT g) FROM ({' UNION ALL '.join(parts)}) AS m "
+            f"GROUP BY fact_id HAVING COUNT(DISTINCT g) >= {max(1, int(ask.at_least))}"
         )
-        return {r[0] for r in self._run(sql, params).fetchall()}
+        met = dict(self._run(sql, params).fetchall())
+        # A fact's size is read only where it may matter (`Ask.by_size`).
+        unsure = sorted(f for f, n in met.items() if n < ask.sure)
+        size = self.sizes(unsure) if unsure else {}
+        return {f for f, n in met.items() if n >= ask.needs(size.get(f, 0))}
+
+    def sizes(self, ids: Sequence[str]) -> dict[str, int]:
+        """The size each of these facts is filed under (`_ask.SIZE`; 0 if none)."""
+        under: dict[str, list[str]] = {i: [] for i in ids}
+        for fact_id, term in self.terms_of(ids, (SIZE,)):
+            under[fact_id].append(term)
+        return {i: size_of(terms) for i, terms in under.items()}
 
     def terms_under(
         self, user: str, prefixes: Sequence[str], ids: Sequence[str] | None = None
