@@ -197,6 +197,7 @@ def index_terms(text: str) -> frozenset[str]:
     )
 
 
+@per_text
 def smallest_core(text: str) -> int:
     """The least core size among the parts a comparison may read of this text: the whole,
     each clause (`units`) and each sentence (`_similarity.lexical_score`)."""

@@ -79,7 +79,7 @@ class TermQuery:
                 *((q, a) for a in question.names),
             ]
             for target, ask in asks:
-                if ask.at_least > 1 or ask.same_name or ask.by_size:
+                if ask.counts:
                     continue  # answered another way (`answer`)
                 for field in ask.fields:
                     for group in ask.groups:
@@ -161,7 +161,7 @@ class TermQuery:
             # An ask marked same_name counts only facts that answer a name.
             ids = sorted(named)
             for ask in question.asks:
-                if ask.same_name or ask.at_least > 1 or ask.by_size:
+                if ask.counts:
                     met = _meeting(
                         groups_met(ids, ask) if ask.same_name and ids and ask.fields else {},
                         ask,

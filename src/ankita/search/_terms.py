@@ -287,9 +287,7 @@ class TermIndex:
         for n in gathered:
             met = sum(not terms.isdisjoint(held[n]) for terms in groups)
             # Its size is read only when it may matter (`Ask.by_size`).
-            if met >= sure or (
-                met >= ask.at_least and met >= ask.needs(size_of(_under(held[n], SIZE)))
-            ):
+            if met >= sure or met >= ask.needs(size_of(_under(held[n], SIZE))):
                 found.add(ids[n])
         return found
 

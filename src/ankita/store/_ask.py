@@ -44,6 +44,12 @@ class Ask:
         return max(1, self.at_least, sized)
 
     @property
+    def counts(self) -> bool:
+        """Answered by counting the groups each fact meets (`TermQuery.answer`), not by reading
+        the postings of one word."""
+        return self.at_least > 1 or self.same_name or bool(self.by_size)
+
+    @property
     def sure(self) -> int:
         """Groups enough whatever a fact's size: no need to read it."""
         return max(1, self.at_least, *self.by_size)
