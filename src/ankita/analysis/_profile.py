@@ -73,6 +73,7 @@ class TextProfile:
     opposite_forms: frozenset[str]
     opposed_forms: frozenset[str]
     firm_names: frozenset[str]
+    smallest_core: int
     word_heads: dict[str, tuple[str, ...]]
     one_claim: bool
     clause_units: tuple[TextProfile, ...]
