@@ -48,7 +48,7 @@ def test_a_healthy_store_passes_every_check(db_path):
     healthy_store(db_path)
     code, report = doctor(db_path)
     assert code == 0 and report["ok"] and report["problems"] == []
-    assert len(report["checks"]) == 8 and all(c["ok"] for c in report["checks"])
+    assert len(report["checks"]) == 9 and all(c["ok"] for c in report["checks"])
 
 
 def test_each_kind_of_damage_is_found_and_safe_ones_are_repaired(db_path):
@@ -113,7 +113,7 @@ def test_history_without_events_and_unknown_event_types_are_reported(db_path):
     _, report = doctor(db_path)
     problems = report["problems"]
     assert f"fact {facts['I use Postgres']} has no history" in problems
-    assert "event 1 has unknown type 'teleport'" in problems
+    assert "event 1 of default has unknown type 'teleport'" in problems
 
 
 def test_doctor_text_output_says_what_to_run(db_path):

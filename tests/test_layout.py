@@ -7,7 +7,7 @@ from pathlib import Path
 import ankita
 
 SRC = Path(ankita.__file__).parent
-BASE = {"_errors", "_models", "_config", "_validate", "_files", "_jsonl"}
+BASE = {"_errors", "_models", "_config", "_validate", "_eventdata", "_files", "_jsonl"}
 
 # What each part may import besides itself and the base modules.
 ALLOWED = {

@@ -4,13 +4,14 @@ place an AnkitaError becomes an exit code), and opening the memory a command nam
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 from rich.console import Console
-from rich.markup import escape as esc
+from rich.markup import escape as markup_escape
 from rich.table import Table
 
 from ankita._errors import (
@@ -26,6 +27,20 @@ from ankita._memory import Memory
 from ankita._models import Fact
 
 T = TypeVar("T")
+# C0 and C1 controls but tab and newline: a stored ESC [2J must not clear the user's screen.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text for a terminal: each control character shown as \\xNN instead of acted on."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def esc(text: str) -> str:
+    """Text for rich's console: controls shown (`printable`) and markup escaped."""
+    return markup_escape(printable(text))
+
+
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 

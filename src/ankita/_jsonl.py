@@ -22,12 +22,39 @@ def read_text(path: str | Path) -> str:
         raise InvalidInput(f"{path}: cannot be read ({exc.strerror})") from None
 
 
-def parse_object(text: str, where: str) -> dict[str, Any]:
-    """One JSON object from text (a JSONL line, a model's tool arguments), or a clear error."""
+MAX_DEPTH = 64  # nesting of one JSON value from outside; nothing Ankita reads is deeper than 8
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a parsed value nests past `limit`; measured without recursion."""
+    level = [(value, 1)]
+    while level:
+        item, depth = level.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            level.extend((child, depth + 1) for child in children)
+    return False
+
+
+def parse_json(text: str, where: str) -> Any:
+    """One JSON value from outside (a file, a line, a model's arguments), or a clear error: a
+    value nested past MAX_DEPTH is refused, so no reader of it recurses without bound."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{where}: not JSON ({exc.msg})") from None
+    except (RecursionError, ValueError):
+        raise InvalidInput(f"{where}: not JSON (nested too deeply)") from None
+    if too_deep(value):
+        raise InvalidInput(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def parse_object(text: str, where: str) -> dict[str, Any]:
+    """One JSON object from text (a JSONL line, a model's tool arguments), or a clear error."""
+    value = parse_json(text, where)
     if not isinstance(value, dict):
         raise InvalidInput(f"{where}: not a JSON object")
     return value

@@ -383,7 +383,7 @@ class Memory:
         op, at = self._op()
         with self.store.transaction(self.user) as store:
             self.get(a), self.get(b)
-            if not store.remove_link(a, b):
+            if not store.remove_link(self.user, a, b):
                 raise NotFound(f"{a} and {b} are not flagged as conflicting")
             store.add_event(self.user, op, "clear", a, b, at, {})
 
@@ -399,7 +399,7 @@ class Memory:
                 raise InvalidInput(f"{keep} is superseded; it cannot be kept over another fact")
             if old.status != "active":
                 raise InvalidInput(f"{over} is already superseded")
-            was_linked = store.remove_link(keep, over)
+            was_linked = store.remove_link(self.user, keep, over)
             store.update_fact(over, status="superseded", updated_at=at)
             store.add_event(self.user, op, "resolve", over, keep, at, {"was_linked": was_linked})
             return self.get(keep)
@@ -409,16 +409,14 @@ class Memory:
         validate_count(event_id, "an event id")
         op, at = self._op()
         with self.store.transaction(self.user) as store:
-            self._refuse_second_copy(store, event_id)
-            return _history.undo(store, self.user, event_id, op, at, index_terms)
+            group = _history.checked_group(store, self.user, event_id)
+            self._refuse_second_copy(store, group)
+            return _history.undo(store, self.user, group, op, at, index_terms)
 
-    def _refuse_second_copy(self, store: SQLStore, event_id: int) -> None:
+    def _refuse_second_copy(self, store: SQLStore, group: Sequence[Event]) -> None:
         """Undoing a forget must not bring back a fact that was said again since: the store
         would then hold two copies of one fact, which a write can never make."""
-        event = store.event(self.user, event_id)
-        if event is None:
-            return
-        for item in store.op_events(event.op):
+        for item in group:
             if item.type != "forget" or item.undone_by is not None:
                 continue
             text, kind = item.data["fact"]["text"], item.data["fact"]["kind"]

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape as esc
 from rich.table import Table
 
 from ankita._config import Settings
 from ankita._console import (
     _print_json,
     console,
+    esc,
     json_option,
 )
 from ankita._errors import (

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from rich.markup import escape as esc
 from rich.table import Table
 
 from ankita import __version__
@@ -18,7 +17,9 @@ from ankita._console import (
     _print_json,
     console,
     err_console,
+    esc,
     json_option,
+    printable,
 )
 from ankita._memory import Memory
 from ankita._models import Fact
@@ -111,7 +112,7 @@ def recall(
     if as_json:
         _print_json(result.to_dict())
     elif prompt:
-        click.echo(result.to_prompt())
+        click.echo(printable(result.to_prompt()))
     else:
         table = Table()
         for column in ("id", "text", "score", "flags"):

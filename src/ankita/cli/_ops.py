@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import click
-from rich.markup import escape as esc
 from rich.table import Table
 
-from ankita._console import _memory, _print_json, console, err_console, json_option
+from ankita._console import _memory, _print_json, console, err_console, esc, json_option
 from ankita._errors import InvalidInput, NotFound
 
 

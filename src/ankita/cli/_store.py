@@ -9,7 +9,6 @@ import sys
 from typing import Any
 
 import click
-from rich.markup import escape as esc
 
 from ankita._console import (
     _memory,
@@ -17,6 +16,7 @@ from ankita._console import (
     _with_progress,
     console,
     err_console,
+    esc,
     json_option,
 )
 from ankita._errors import (
@@ -175,7 +175,7 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
     import uvicorn
 
     from ankita._config import default_db_path
-    from ankita.server._guards import is_loopback
+    from ankita.server._guards import TimedH11, is_loopback
     from ankita.server._server import check_bind, create_app
 
     opts = ctx.find_root().obj
@@ -193,7 +193,14 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
         "(review page: /, API schema: /openapi.json)"
     )
     # SIGTERM: stop taking requests, and give the ones running 3 s before closing them.
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=3,
+        http=TimedH11,
+    )
 
 
 @cli.command()

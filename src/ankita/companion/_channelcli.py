@@ -7,10 +7,9 @@ import threading
 from datetime import datetime, timezone
 
 import click
-from rich.markup import escape as esc
 
 from ankita import Memory
-from ankita._console import _print_json, console, err_console
+from ankita._console import _print_json, console, err_console, esc
 from ankita._errors import ChannelError, InvalidInput, ModelError, NotFound
 from ankita.companion._cli import _channels, _scheduler
 from ankita.companion._model import open_model

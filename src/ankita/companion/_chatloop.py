@@ -9,8 +9,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from rich.console import Console
-from rich.markup import escape as esc
 
+from ankita._console import esc
 from ankita._errors import ModelError
 from ankita.companion._runtime import Companion
 

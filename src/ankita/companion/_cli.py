@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape as esc
 
-from ankita._console import _memory, _print_json, console, err_console
+from ankita._console import _memory, _print_json, console, err_console, esc
 from ankita._errors import InvalidInput, ModelError, NotFound
 from ankita._files import replacing
 from ankita.companion._apps import AppIndex

@@ -302,7 +302,7 @@ def _to_ollama(message: Message) -> Message:
 def _json(data: str, model: ChatModel) -> dict[str, Any]:
     try:
         chunk = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ModelError(
             f"{model.describe()} sent something that is not JSON: {data[:120]!r}"
         ) from None

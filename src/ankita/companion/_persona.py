@@ -17,6 +17,7 @@ from typing import Any
 
 from ankita._errors import InvalidInput
 from ankita._files import replacing
+from ankita._jsonl import parse_json
 from ankita._validate import validate_string
 
 TEXT_FIELDS = (
@@ -82,11 +83,7 @@ class Persona:
 
     @classmethod
     def from_json(cls, text: str, where: str = "card") -> Persona:
-        try:
-            raw = json.loads(text)
-        except ValueError as exc:
-            raise InvalidInput(f"{where} is not JSON: {exc}") from None
-        return cls.from_dict(raw, where)
+        return cls.from_dict(parse_json(text, where), where)
 
     @classmethod
     def from_dict(cls, raw: Any, where: str = "card") -> Persona:

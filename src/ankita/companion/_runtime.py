@@ -24,6 +24,7 @@ from typing import Any
 
 from ankita import tools as memory_tools
 from ankita._errors import AnkitaError, InvalidInput, ModelError, NotFound
+from ankita._jsonl import parse_json
 from ankita._memory import Memory
 from ankita.companion._apps import AppIndex
 from ankita.companion._lanes import Lanes
@@ -318,7 +319,7 @@ class Companion:
         return reply
 
     def _open_app(self, arguments: dict[str, Any] | str) -> str:
-        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+        args = parse_json(arguments, "open_app") if isinstance(arguments, str) else arguments
         name = args.get("name") if isinstance(args, dict) else None
         if not isinstance(name, str):
             raise InvalidInput("open_app: needs a string argument name")

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape as esc
 
-from ankita._console import _memory, console
+from ankita._console import _memory, console, esc
 from ankita._errors import InvalidInput, ModelError, NotFound
 from ankita._files import private_folder
 from ankita.companion._apps import AppIndex

@@ -4,14 +4,13 @@ its questions, and score whether the recalled facts hold the evidence (docs/deci
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ankita._errors import InvalidInput
-from ankita._jsonl import read_text
+from ankita._jsonl import parse_json, read_text
 from ankita._memory import Memory
 from ankita.dev._stream import Stream, load_streams, percentile
 
@@ -63,10 +62,7 @@ def load_recall_set(path: str | Path) -> list[Stream]:
             if not line.strip():
                 continue
             where = f"{path}:{number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{where}: not JSON ({exc.msg})") from None
+            row = parse_json(line, where)
             if not (
                 isinstance(row, dict)
                 and isinstance(row.get("facts"), list)

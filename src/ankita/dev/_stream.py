@@ -3,7 +3,6 @@ flagged against labelled pairs (docs/decisions.md, "On a stream")."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ankita._errors import InvalidInput
-from ankita._jsonl import read_jsonl, read_text
+from ankita._jsonl import parse_json, read_jsonl, read_text
 from ankita._memory import Memory
 
 STREAM_LABELS = ("duplicate", "conflict", "neither")
@@ -84,10 +83,7 @@ def load_streams(path: str | Path) -> list[Stream]:
     lines of one `stream` name are one memory, in file order."""
     text = read_text(path)
     if text.lstrip().startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{path}: not JSON ({exc.msg})") from None
+        data = parse_json(text, str(path))
         streams = _locomo(data, str(path))
     else:
         rows = read_jsonl(text.splitlines(), str(path), _check_line)

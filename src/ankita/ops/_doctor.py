@@ -7,10 +7,13 @@ the wrong size, which `reindex` makes again). Facts, events and mentions are nev
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from ankita._errors import InvalidInput
+from ankita._eventdata import FACT_FIELDS, check_event_data, fact_from_fields
 from ankita._models import EVENT_TYPES
 from ankita._validate import MAX_INT
 from ankita.search._index import index_terms
@@ -83,15 +86,17 @@ def _links(store: SQLStore, repair: bool) -> Check:
 def _history(store: SQLStore, repair: bool) -> Check:
     check = Check("history: every fact has its events, mentions match its merges")
     events: dict[str, list[tuple[str, Any]]] = defaultdict(list)
-    ids = {r[0] for r in _rows(store, "SELECT id FROM events")}
-    for event_id, type_, fact_id, undone_by in _rows(
-        store, "SELECT id, type, fact_id, undone_by FROM events ORDER BY id"
+    ids = {(r[0], r[1]) for r in _rows(store, 'SELECT "user", id FROM events')}
+    for user, event_id, type_, fact_id, undone_by in _rows(
+        store, 'SELECT "user", id, type, fact_id, undone_by FROM events ORDER BY "user", id'
     ):
         events[fact_id].append((type_, undone_by))
         if type_ not in EVENT_TYPES:
-            check.problems.append(f"event {event_id} has unknown type {type_!r}")
-        if undone_by is not None and undone_by not in ids:
-            check.problems.append(f"event {event_id} is undone by missing event {undone_by}")
+            check.problems.append(f"event {event_id} of {user} has unknown type {type_!r}")
+        if undone_by is not None and (user, undone_by) not in ids:
+            check.problems.append(
+                f"event {event_id} of {user} is undone by missing event {undone_by}"
+            )
     for fact_id, mentions in _rows(store, "SELECT id, mentions FROM facts"):
         mine = events.get(fact_id, [])
         if not mine:
@@ -103,6 +108,34 @@ def _history(store: SQLStore, repair: bool) -> Check:
                 f"fact {fact_id} says {mentions} mentions but its history "
                 f"holds {merges} standing merges"
             )
+    return check
+
+
+def _undoable(store: SQLStore, repair: bool) -> Check:
+    """What undo would store, checked as a live write checks it: every event's data (a
+    forgotten fact's snapshot owned by the event's user) and every fact's fields."""
+    check = Check("history and facts hold only what a write would store")
+    for user, event_id, type_, fact_id, raw in _rows(
+        store, 'SELECT "user", id, type, fact_id, data FROM events ORDER BY "user", id'
+    ):
+        if type_ not in EVENT_TYPES:
+            continue  # `_history` reports it
+        try:
+            data = json.loads(raw)
+            check_event_data(type_, data, fact_id, user)
+            if type_ == "forget" and data["fact"]["user"] != user:
+                raise InvalidInput("its snapshot is of another user's fact")
+        except (InvalidInput, ValueError, RecursionError) as exc:
+            check.problems.append(f"event {event_id} of {user}: {exc}")
+    for row in _rows(store, f'SELECT "user", {", ".join(FACT_FIELDS)} FROM facts'):
+        fields = dict(zip(FACT_FIELDS, row[1:], strict=True))
+        fields["pinned"] = bool(fields["pinned"])
+        if "\ufffd" in fields["text"]:
+            continue  # damaged on disk: `_readable` reports it
+        try:
+            fact_from_fields(fields, row[0])
+        except InvalidInput as exc:
+            check.problems.append(f"fact of {row[0]}: {exc}")
     return check
 
 
@@ -223,6 +256,7 @@ def diagnose(store: SQLStore, repair: bool = False, model: str | None = None) ->
             _sqlite(store, fix),
             _links(store, fix),
             _history(store, fix),
+            _undoable(store, fix),
             _readable(store, fix),
             _fulltext(store, fix),
             _terms(store, fix),

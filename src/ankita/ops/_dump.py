@@ -10,33 +10,29 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
+import uuid
 from collections.abc import Iterator
-from datetime import datetime
 from typing import Any
 
 from ankita._errors import InvalidInput, StoreError
-from ankita._models import EVENT_TYPES, Event, Fact
-from ankita._validate import validate_id, validate_kind, validate_text
+from ankita._eventdata import (
+    FACT_FIELDS,
+    MAX_EVENT_ID,
+    check_event_data,
+    event_number,
+    fact_from_fields,
+    timestamp,
+)
+from ankita._models import EVENT_TYPES, Event
+from ankita._validate import validate_id
 from ankita.search._index import index_terms
 from ankita.store._sql import SQLStore
 
 FORMAT = 1
-MAX_EVENT_ID = 2**53  # ids JSON readers hold exactly; the store's own run far below
-MAX_MENTIONS = 10**9
+_OP = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_DIM = 65536
 KINDS = ("fact", "link", "event", "vector")
-_FACT_FIELDS = (
-    "id",
-    "text",
-    "kind",
-    "pinned",
-    "status",
-    "source",
-    "created_at",
-    "updated_at",
-    "last_confirmed_at",
-    "mentions",
-)
 
 
 def is_dump_header(row: dict[str, Any]) -> bool:
@@ -64,7 +60,7 @@ def export_records(store: SQLStore, user: str, vectors: bool = False) -> Iterato
         "left_out": damaged,
     }
     for fact in facts:
-        yield {"fact": {name: getattr(fact, name) for name in _FACT_FIELDS}}
+        yield {"fact": {name: getattr(fact, name) for name in FACT_FIELDS}}
     for a, b, created_at in links:
         yield {"link": {"a": a, "b": b, "created_at": created_at}}
     for event in events:
@@ -99,97 +95,50 @@ def check_record(row: dict[str, Any]) -> None:
         )
 
 
-def _timestamp(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be an ISO timestamp")
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput(f"{what} is not an ISO timestamp: {value!r}") from None
-    return value
-
-
-def _fact(data: dict[str, Any], user: str) -> Fact:
-    if set(data) != set(_FACT_FIELDS):
-        raise InvalidInput(f"a fact has exactly the fields {', '.join(_FACT_FIELDS)}")
-    fid = validate_id(data["id"])
-    if validate_text(data["text"]) != data["text"]:
-        raise InvalidInput(f"fact {fid}: text has leading or trailing space")
-    if data["status"] not in ("active", "superseded"):
-        raise InvalidInput(f"fact {fid}: status must be active or superseded")
-    if not isinstance(data["pinned"], bool):
-        raise InvalidInput(f"fact {fid}: pinned must be true or false")
-    mentions = data["mentions"]
-    if (
-        isinstance(mentions, bool)
-        or not isinstance(mentions, int)
-        or not 1 <= mentions <= MAX_MENTIONS
-    ):
-        raise InvalidInput(f"fact {fid}: mentions must be a whole number from 1 to {MAX_MENTIONS}")
-    if data["source"] is not None and not isinstance(data["source"], str):
-        raise InvalidInput(f"fact {fid}: source must be a string or null")
-    return Fact(
-        id=fid,
-        text=data["text"],
-        kind=validate_kind(data["kind"]),
-        user=user,
-        pinned=data["pinned"],
-        status=data["status"],
-        source=data["source"],
-        created_at=_timestamp(data["created_at"], f"fact {fid}: created_at"),
-        updated_at=_timestamp(data["updated_at"], f"fact {fid}: updated_at"),
-        last_confirmed_at=_timestamp(data["last_confirmed_at"], f"fact {fid}: last_confirmed_at"),
-        mentions=mentions,
-    )
-
-
-def _event(data: dict[str, Any]) -> Event:
+def _event(data: dict[str, Any], user: str) -> Event:
+    """One exported event, checked like a live write's (its data by its type's schema, a
+    forgotten fact's snapshot owned by `user`); its op is renamed later, in `_renumber`."""
     fields = {"id", "op", "type", "fact_id", "other_id", "at", "data", "undone_by"}
     if set(data) != fields:
         raise InvalidInput(f"an event has exactly the fields {', '.join(sorted(fields))}")
     number = data["id"]
-    if not _event_number(number):
+    if not event_number(number):
         raise InvalidInput(
             f"event id must be a whole number from 1 to {MAX_EVENT_ID}, not {number!r}"
         )
     if data["type"] not in EVENT_TYPES:
         raise InvalidInput(f"event {number}: unknown type {data['type']!r}")
-    if not isinstance(data["op"], str) or not data["op"]:
-        raise InvalidInput(f"event {number}: op must be a non-empty string")
-    if not isinstance(data["data"], dict):
-        raise InvalidInput(f"event {number}: data must be an object")
+    if not isinstance(data["op"], str) or not _OP.fullmatch(data["op"]):
+        raise InvalidInput(f"event {number}: op must be 1-64 letters, digits, '-' or '_'")
     undone = data["undone_by"]
-    if undone is not None and not _event_number(undone):
+    if undone is not None and not event_number(undone):
         raise InvalidInput(f"event {number}: undone_by must be an event id or null")
-    undid = data["data"].get("undid") if data["type"] == "undo" else None
-    if undid is not None and (
-        not isinstance(undid, list) or not all(_event_number(i) for i in undid)
-    ):
-        raise InvalidInput(f"event {number}: undid must be a list of event ids")
+    fact_id = validate_id(data["fact_id"])
+    try:
+        checked = check_event_data(data["type"], data["data"], fact_id, user)
+    except InvalidInput as exc:
+        raise InvalidInput(f"event {number}: {exc}") from None
     return Event(
         id=number,
         op=data["op"],
         type=data["type"],
-        fact_id=validate_id(data["fact_id"]),
+        fact_id=fact_id,
         other_id=None if data["other_id"] is None else validate_id(data["other_id"]),
-        at=_timestamp(data["at"], f"event {number}: at"),
-        data=data["data"],
+        at=timestamp(data["at"], f"event {number}: at"),
+        data=checked,
         undone_by=undone,
     )
 
 
-def _event_number(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_EVENT_ID
-
-
-def _renumber(event: Event, new: dict[int, int]) -> Event:
-    """An event under its new id, with every event id it names mapped the same way."""
+def _renumber(event: Event, new: dict[int, int], ops: dict[str, str]) -> Event:
+    """An event under its new id and the importer's own op id, with every event id it names
+    mapped the same way: an imported op can never name an operation already in the store."""
     data = dict(event.data)
-    if event.type == "undo" and isinstance(data.get("undid"), list):
+    if event.type == "undo":
         data["undid"] = [new[i] for i in data["undid"]]
     return Event(
         id=new[event.id],
-        op=event.op,
+        op=ops.setdefault(event.op, uuid.uuid4().hex),
         type=event.type,
         fact_id=event.fact_id,
         other_id=event.other_id,
@@ -208,7 +157,7 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
     header, records = rows[0], rows[1:]
     if any(is_dump_header(r) for r in records):
         raise InvalidInput("an export has one header line, the first")
-    facts = [_fact(r["fact"], user) for r in records if "fact" in r]
+    facts = [fact_from_fields(r["fact"], user) for r in records if "fact" in r]
     ids = {f.id for f in facts}
     if len(ids) != len(facts):
         raise InvalidInput("the export holds the same fact id twice")
@@ -219,8 +168,8 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
             a, b = link.get("a"), link.get("b")
             if a not in ids or b not in ids or a == b:
                 raise InvalidInput(f"link {a}-{b} must join two different facts of the export")
-            links.append((a, b, _timestamp(link.get("created_at"), f"link {a}-{b}")))
-    events = [_event(r["event"]) for r in records if "event" in r]
+            links.append((a, b, timestamp(link.get("created_at"), f"link {a}-{b}")))
+    events = [_event(r["event"], user) for r in records if "event" in r]
     numbers = {e.id for e in events}
     if len(numbers) != len(events):
         raise InvalidInput("the export holds the same event id twice")
@@ -287,7 +236,7 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
             raise InvalidInput(f"fact id {taken[0]} is already used in this store")
         # Event ids are the store's: always numbered on from the last one in use, in the
         # export's order, so a crafted id can neither collide nor exhaust the sequence.
-        start = store.max_event_id()
+        start = store.max_event_id(user)
         if start + len(events) > MAX_EVENT_ID:
             raise StoreError("the store's event ids are used up")
         new = {number: start + i for i, number in enumerate(sorted(numbers), 1)}
@@ -295,8 +244,9 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
             store.insert_fact(fact, index_terms(fact.text))
         for a, b, created_at in links:
             store.add_link(user, a, b, created_at)
+        ops: dict[str, str] = {}
         for event in events:
-            store.put_event(user, _renumber(event, new))
+            store.put_event(user, _renumber(event, new, ops))
         for fact_id, model, dim, blob in vectors:
             store.put_vector(fact_id, model, blob, dim)
     return found

@@ -3,6 +3,7 @@ limit, the guard that refuses a browser's cross-site writes, and what counts as 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import ipaddress
 import secrets
@@ -11,11 +12,13 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ankita._validate import validate_user
 from ankita.store._sql import SQLStore
 
 MAX_BODY = 64 * 1024
+BODY_TIMEOUT_S = 10.0  # the longest pause inside a request's body
 
 
 def hash_token(token: str) -> str:
@@ -43,10 +46,14 @@ def is_loopback(host: str) -> bool:
 
 
 class BodyLimit:
-    """Refuse request bodies over `limit` bytes with 413, declared or streamed."""
+    """Read a request's body whole before any route runs: over `limit` bytes it is refused
+    with 413, declared or streamed (a chunked body has no length to read first), and a body
+    that stalls for `timeout` seconds with 408."""
 
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY) -> None:
-        self.app, self.limit = app, limit
+    def __init__(
+        self, app: ASGIApp, limit: int = MAX_BODY, timeout: float = BODY_TIMEOUT_S
+    ) -> None:
+        self.app, self.limit, self.timeout = app, limit, timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -54,26 +61,36 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers", [])).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await _too_large(scope, receive, send, self.limit)
+            await _refuse(scope, receive, send, 413, "too_large", self._too_large())
             return
+        chunks: list[bytes] = []
         seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout)
+            except asyncio.TimeoutError:
+                stalled = f"the request body stalled for {self.timeout:g} s"
+                await _refuse(scope, receive, send, 408, "timeout", stalled)
+                return
+            if message["type"] != "http.request":
+                return  # the client went away before its body was whole
+            chunks.append(message.get("body", b""))
+            seen += len(chunks[-1])
             if seen > self.limit:
-                raise _TooLarge()
-            return message
+                await _refuse(scope, receive, send, 413, "too_large", self._too_large())
+                return
+            if not message.get("more_body"):
+                break
+        whole: list[Message] = [{"type": "http.request", "body": b"".join(chunks)}]
 
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await _too_large(scope, receive, send, self.limit)
+        async def replay() -> Message:
+            # The body once, whole; then what the client sends next (its disconnect).
+            return whole.pop() if whole else await receive()
 
+        await self.app(scope, replay, send)
 
-class _TooLarge(Exception):
-    pass
+    def _too_large(self) -> str:
+        return f"request body over {self.limit} bytes"
 
 
 _CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -143,8 +160,32 @@ class BrowserGuard:
         return None
 
 
-async def _too_large(scope: Scope, receive: Receive, send: Send, limit: int) -> None:
-    response = JSONResponse(
-        {"error": {"code": "too_large", "message": f"request body over {limit} bytes"}}, 413
-    )
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, status: int, code: str, message: str
+) -> None:
+    response = JSONResponse({"error": {"code": code, "message": message}}, status)
     await response(scope, receive, send)
+
+
+class TimedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for each request's head: a client that
+    trickles header lines (or opens a connection and says nothing) is closed after
+    HEAD_TIMEOUT_S instead of holding a connection for as long as it likes."""
+
+    HEAD_TIMEOUT_S = 10.0  # a request's line and headers, from connection (or last response) on
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._head_deadline()
+
+    def _head_deadline(self) -> None:
+        waiting_for = self.scope  # replaced when the next request's head is whole
+        self.loop.call_later(self.HEAD_TIMEOUT_S, self._head_late, waiting_for)
+
+    def _head_late(self, waiting_for: object) -> None:
+        if self.scope is waiting_for and not self.transport.is_closing():
+            self.transport.close()

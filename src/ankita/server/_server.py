@@ -38,6 +38,7 @@ from ankita.analysis._plain import event_words, partner_of
 from ankita.embed._embedders import Embedder, resolve_embedder
 from ankita.embed._judge import resolve_judge
 from ankita.server._guards import (
+    BODY_TIMEOUT_S,
     BodyLimit,
     BrowserGuard,
     hash_token,
@@ -123,9 +124,8 @@ def owner(request: Request, user: UserDep) -> str:
     if user != request.app.state.default_user:
         raise StarletteHTTPException(
             403,
-            f"the companion's card and tasks belong to "
-            f"{request.app.state.default_user!r}, the user this "
-            f"server runs as; this token is {user!r}'s",
+            "the companion's card and tasks belong to the user this server runs as, "
+            "not to this token's user",
         )
     return user
 
@@ -139,10 +139,12 @@ def create_app(
     embedder: str | Embedder | None = "auto",
     anonymous: bool = True,
     judge: str | None = None,
+    body_timeout: float = BODY_TIMEOUT_S,
 ) -> FastAPI:
     """The ASGI app. Tokens are looked up in the same store as the facts. With `anonymous`
     (loopback only) and no token in the store, requests without a token act as
-    `default_user`; once a token exists, every request needs one."""
+    `default_user`; once a token exists, every request needs one. A request body that
+    pauses `body_timeout` seconds is answered 408."""
     path = str(path)
     validate_user(default_user)
     users = Users(path, resolve_embedder(embedder), resolve_judge(judge))
@@ -170,7 +172,7 @@ def create_app(
     app.state.anonymous = anonymous and auth_store.token_count() == 0
     app.state.default_user, app.state.users = default_user, users
     app.add_middleware(BrowserGuard, state=app.state)
-    app.add_middleware(BodyLimit)
+    app.add_middleware(BodyLimit, timeout=body_timeout)
 
     def _error(status: int, code: str, message: str) -> JSONResponse:
         return JSONResponse({"error": {"code": code, "message": message}}, status)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ankita._errors import NotFound, UndoError
+from ankita._errors import InvalidInput, NotFound, UndoError
+from ankita._eventdata import check_event_data, snapshot
 from ankita._models import Event, Fact
 from ankita.store._sql import SQLStore
 from ankita.store._sqlbase import TermsOf
@@ -33,9 +34,9 @@ def _reverse(store: SQLStore, user: str, event: Event, terms_of: TermsOf) -> Non
         fact = _need(store, user, event.fact_id, event)
         fields: dict[str, Any] = {"mentions": max(1, fact.mentions - 1)}
         # Only roll timestamps back if no later write confirmed the fact again.
-        if fact.last_confirmed_at == data["confirmed_after"]:
-            fields["last_confirmed_at"] = data["confirmed_before"]
-            fields["updated_at"] = data["updated_before"]
+        before = (data.get("confirmed_before"), data.get("updated_before"))
+        if fact.last_confirmed_at == data.get("confirmed_after") and None not in before:
+            fields["last_confirmed_at"], fields["updated_at"] = before
         store.update_fact(fact.id, **fields)
     elif kind == "text_change":
         fact = _need(store, user, event.fact_id, event)
@@ -46,7 +47,7 @@ def _reverse(store: SQLStore, user: str, event: Event, terms_of: TermsOf) -> Non
         _need(store, user, event.fact_id, event)
         store.update_fact(event.fact_id, status="superseded")
     elif kind == "link":
-        store.remove_link(event.fact_id, event.other_id or "")
+        store.remove_link(user, event.fact_id, event.other_id or "")
     elif kind == "clear":
         assert event.other_id is not None
         _need(store, user, event.fact_id, event)
@@ -64,25 +65,45 @@ def _reverse(store: SQLStore, user: str, event: Event, terms_of: TermsOf) -> Non
     elif kind == "forget":
         if store.get_fact(user, event.fact_id) is not None:
             raise UndoError(f"fact {event.fact_id} exists again; nothing to restore")
-        snap = data["fact"]
-        store.insert_fact(Fact(**{**snap, "conflicts_with": ()}), terms_of(snap["text"]))
-        for other in snap.get("conflicts_with", []):
+        if store.fact_row_exists(event.fact_id):
+            raise UndoError(f"fact id {event.fact_id} is in use; nothing to restore")
+        fact, partners = snapshot(data["fact"], user, event.fact_id)
+        store.insert_fact(fact, terms_of(fact.text))
+        for other in partners:
             if store.get_fact(user, other) is not None:
                 store.add_link(user, event.fact_id, other, event.at)
     else:
         raise UndoError(f"events of type {kind!r} cannot be undone")
 
 
-def undo(store: SQLStore, user: str, event_id: int, op: str, at: str, terms_of: TermsOf) -> Event:
-    """Undo the whole operation that `event_id` belongs to. Call inside a transaction."""
+def checked_group(store: SQLStore, user: str, event_id: int) -> list[Event]:
+    """The user's events of the operation `event_id` belongs to, each one's data checked again
+    as a live write checks what it stores (an imported event is a stranger's), or UndoError."""
     event = store.event(user, event_id)
     if event is None:
         raise NotFound(f"no event {event_id} for user {user!r}")
     if event.type == "undo":
         raise UndoError("an undo cannot itself be undone; make the change again instead")
-    group = store.op_events(event.op)
+    group = store.op_events(user, event.op)
     if any(e.undone_by is not None for e in group):
         raise UndoError(f"event {event_id} was already undone")
+    for item in group:
+        try:
+            check_event_data(item.type, item.data, item.fact_id, user)
+            if item.type == "forget" and item.data["fact"]["user"] != user:
+                raise InvalidInput("its snapshot is of another user's fact")
+        except InvalidInput as exc:
+            raise UndoError(
+                f"event {item.id} holds what no write would store, so it is not undone: {exc}"
+            ) from None
+    return group
+
+
+def undo(
+    store: SQLStore, user: str, group: list[Event], op: str, at: str, terms_of: TermsOf
+) -> Event:
+    """Undo one operation, given as `checked_group` returned it. Call inside a transaction."""
+    event = group[0]
     for item in reversed(group):
         _reverse(store, user, item, terms_of)
     undo_id = store.add_event(
@@ -94,7 +115,7 @@ def undo(store: SQLStore, user: str, event_id: int, op: str, at: str, terms_of: 
         at,
         {"undid": [e.id for e in group], "types": [e.type for e in group]},
     )
-    store.mark_undone([e.id for e in group], undo_id)
+    store.mark_undone(user, [e.id for e in group], undo_id)
     found = store.event(user, undo_id)
     assert found is not None
     return found

@@ -27,8 +27,17 @@ try:
 except ImportError:  # pragma: no cover - the error below says what to install
     psycopg = None  # type: ignore[assignment]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIGRATION_LOCK = 0x616E6B69  # an advisory lock key of our own, held while the schema is built
+
+_EVENTS_PER_USER = [
+    "ALTER TABLE events ALTER COLUMN id DROP DEFAULT",
+    "DROP SEQUENCE IF EXISTS events_id_seq",
+    "ALTER TABLE events DROP CONSTRAINT events_pkey",
+    'ALTER TABLE events ADD PRIMARY KEY ("user", id)',
+    "DROP INDEX IF EXISTS events_op",
+    'CREATE INDEX events_op ON events ("user", op)',
+]
 
 # Ids and index terms compare bytes ("C"), as SQLite and Python do, whatever the server locale.
 _SCHEMA = [
@@ -60,7 +69,7 @@ _SCHEMA = [
     )""",
     "CREATE INDEX links_b ON links (b)",
     """CREATE TABLE events (
-        id BIGSERIAL PRIMARY KEY,
+        id BIGINT NOT NULL,
         op TEXT NOT NULL,
         "user" TEXT NOT NULL,
         type TEXT NOT NULL,
@@ -68,11 +77,12 @@ _SCHEMA = [
         other_id TEXT COLLATE "C",
         at TEXT NOT NULL,
         data TEXT NOT NULL,
-        undone_by BIGINT
+        undone_by BIGINT,
+        PRIMARY KEY ("user", id)
     )""",
     'CREATE INDEX events_fact ON events ("user", fact_id)',
     'CREATE INDEX events_other ON events ("user", other_id)',
-    "CREATE INDEX events_op ON events (op)",
+    'CREATE INDEX events_op ON events ("user", op)',
     """CREATE TABLE vectors (
         seq BIGSERIAL PRIMARY KEY,
         fact_id TEXT COLLATE "C" NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
@@ -190,6 +200,14 @@ class PostgresStore(SQLStore):
                 self.db.execute(
                     "INSERT INTO meta VALUES ('schema_version', %s)", (str(SCHEMA_VERSION),)
                 )
+            elif version == 1:
+                # Event ids per user, as in SQLite's migration 7; the ids already given stay.
+                for statement in _EVENTS_PER_USER:
+                    self.db.execute(statement)
+                self.db.execute(
+                    "UPDATE meta SET value = %s WHERE key = 'schema_version'",
+                    (str(SCHEMA_VERSION),),
+                )
             # Added after schema 1 shipped; cheap to assert on every open.
             self.db.execute("CREATE INDEX IF NOT EXISTS events_fact_id ON events (fact_id)")
             # Every change to a fact's postings (`_terms.TermIndex`); a user's are written
@@ -254,13 +272,6 @@ class PostgresStore(SQLStore):
 
     def _ids_clause(self, ids: Sequence[str], column: str = "id") -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(ids)]
-
-    def put_event(self, user: str, event: Any) -> None:
-        super().put_event(user, event)
-        # An explicit id does not move the sequence: move it, or add_event would reuse ids.
-        self.db.execute(
-            "SELECT setval(pg_get_serial_sequence('events', 'id'), (SELECT max(id) FROM events))"
-        )
 
     def put_vector(self, fact_id: str, model: str, vector: bytes, dim: int) -> None:
         if not self.has_pgvector:

@@ -193,6 +193,10 @@ class SQLStore(TermsSQL, RecordsSQL):
             self._log_terms(row[0], fact_id, frozenset())
         self._run("DELETE FROM facts WHERE id = ?", (fact_id,))
 
+    def fact_row_exists(self, fact_id: str) -> bool:
+        """True if any user holds a fact of this id now."""
+        return self._run("SELECT 1 FROM facts WHERE id = ?", (fact_id,)).fetchone() is not None
+
     def id_exists(self, fact_id: str) -> bool:
         """True if the id was ever used (ids are never reused, even after a forget)."""
         row = self._run(

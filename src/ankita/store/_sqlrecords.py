@@ -29,9 +29,14 @@ class RecordsSQL(SQLBase):
         )
         return bool(cur.rowcount == 1)
 
-    def remove_link(self, a: str, b: str) -> bool:
+    def remove_link(self, user: str, a: str, b: str) -> bool:
         lo, hi = sorted((a, b))
-        return bool(self._run("DELETE FROM links WHERE a = ? AND b = ?", (lo, hi)).rowcount == 1)
+        return bool(
+            self._run(
+                'DELETE FROM links WHERE "user" = ? AND a = ? AND b = ?', (user, lo, hi)
+            ).rowcount
+            == 1
+        )
 
     def links(
         self, user: str, limit: int | None = None, offset: int = 0, fact: str | None = None
@@ -77,10 +82,12 @@ class RecordsSQL(SQLBase):
         at: str,
         data: dict[str, Any],
     ) -> int:
+        # Numbered per user: a writer holds its user's lock, so the next number is its own.
         row = self._run(
-            'INSERT INTO events (op, "user", type, fact_id, other_id, at, data) '
-            "VALUES (?,?,?,?,?,?,?) RETURNING id",
-            (op, user, type_, fact_id, other_id, at, json.dumps(data, ensure_ascii=False)),
+            'INSERT INTO events (id, op, "user", type, fact_id, other_id, at, data) '
+            'VALUES ((SELECT coalesce(max(id), 0) + 1 FROM events WHERE "user" = ?),'
+            "?,?,?,?,?,?,?) RETURNING id",
+            (user, op, user, type_, fact_id, other_id, at, json.dumps(data, ensure_ascii=False)),
         ).fetchone()
         return int(row[0])
 
@@ -105,8 +112,8 @@ class RecordsSQL(SQLBase):
     def user_events(self, user: str) -> list[Event]:
         return self._events('WHERE "user" = ? ORDER BY id', (user,))
 
-    def max_event_id(self) -> int:
-        row = self._run("SELECT max(id) FROM events").fetchone()
+    def max_event_id(self, user: str) -> int:
+        row = self._run('SELECT max(id) FROM events WHERE "user" = ?', (user,)).fetchone()
         return int(row[0] or 0)
 
     def _events(self, sql: str, params: Sequence[Any]) -> list[Event]:
@@ -162,11 +169,15 @@ class RecordsSQL(SQLBase):
         found = self._events('WHERE "user" = ? AND id = ?', (user, event_id))
         return found[0] if found else None
 
-    def op_events(self, op: str) -> list[Event]:
-        return self._events("WHERE op = ? ORDER BY id", (op,))
+    def op_events(self, user: str, op: str) -> list[Event]:
+        """The user's events of one operation: an op id never gathers another user's."""
+        return self._events('WHERE "user" = ? AND op = ? ORDER BY id', (user, op))
 
-    def mark_undone(self, event_ids: Sequence[int], by: int) -> None:
-        self._run_many("UPDATE events SET undone_by = ? WHERE id = ?", [(by, i) for i in event_ids])
+    def mark_undone(self, user: str, event_ids: Sequence[int], by: int) -> None:
+        self._run_many(
+            'UPDATE events SET undone_by = ? WHERE "user" = ? AND id = ?',
+            [(by, user, i) for i in event_ids],
+        )
 
     # -- vectors --------------------------------------------------------------------------
 
