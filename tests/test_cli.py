@@ -52,10 +52,10 @@ def test_human_output_is_readable_and_escapes_markup(run):
 def test_recall_json_and_prompt(run):
     a = as_json(run("remember", "I live in Berlin", "--json"))["fact"]["id"]
     b = as_json(run("remember", "I live in Munich", "--json"))["fact"]["id"]
-    data = as_json(run("recall", "Berlin", "--json"))
+    data = as_json(run("recall", "where do I live", "--json"))
     assert {f["fact"]["id"] for f in data["facts"]} == {a, b}
     assert data["notice"].startswith("Some facts conflict")
-    prompt = run("recall", "Berlin", "--prompt")
+    prompt = run("recall", "where do I live", "--prompt")
     assert prompt.output.strip().splitlines()[-1] == data["notice"]
 
 

@@ -54,7 +54,7 @@ def test_a_merge_refreshes_staleness(memory, clock):
     assert not memory.recall("postgres").facts[0].stale
 
 
-def test_conflict_partners_are_pulled_in_with_the_notice(memory):
+def test_conflict_partners_are_pulled_in_and_the_notice_needs_the_query_on_both(memory):
     a = memory.remember("I use Postgres", kind="tool").fact
     b = memory.remember("I switched from Postgres to SQLite", kind="tool").fact
     result = memory.recall("SQLite")
@@ -62,13 +62,26 @@ def test_conflict_partners_are_pulled_in_with_the_notice(memory):
     assert ids == [b.id, a.id]
     assert result.facts[1].via_conflict
     assert result.conflicts == (tuple(sorted((a.id, b.id))),)
-    assert result.notice == NOTICE
+    # The partner is shown, marked, but only a query that reaches both sides asks the user.
+    assert result.notice is None and "CONFLICTS with" in result.to_prompt()
+    both = memory.recall("Postgres")
+    assert not any(r.via_conflict for r in both.facts) and both.notice == NOTICE
+
+
+def test_a_pinned_conflict_raises_the_notice_only_when_the_query_is_about_it(memory):
+    memory.remember("I am allergic to peanuts", pinned=True)
+    memory.remember("I am not allergic to peanuts", pinned=True)
+    memory.remember("My favourite colour is green")
+    colour = memory.recall("favourite colour")
+    assert colour.facts[0].fact.text == "My favourite colour is green"
+    assert len(colour.facts) == 3 and colour.conflicts and colour.notice is None
+    assert memory.recall("allergic to peanuts").notice == NOTICE
 
 
 def test_to_prompt_marks_conflicts_and_ends_with_the_notice(memory):
     a = memory.remember("I live in Berlin").fact
     b = memory.remember("I live in Munich").fact
-    prompt = memory.recall("Munich").to_prompt()
+    prompt = memory.recall("I live in Munich").to_prompt()
     lines = prompt.splitlines()
     assert lines[-1] == NOTICE
     assert f"- [{b.id}] I live in Munich (CONFLICTS with [{a.id}])" in lines

@@ -132,6 +132,7 @@ def test_conflict_partners_do_not_count_as_recalled(tmp_path):
 def test_dev_conversations_recall(embedder, floor):
     # Issue 34 asks hit@5 >= 0.66 lexical and >= 0.75 by default; today's figures (0.62 and
     # 0.69, docs/decisions.md) are guarded here so that neither slips back.
-    report = run(LOCOMO / "locomo_dev.json", embedder=embedder)
+    # Conversations 0-2, on which these floors were set (conversation 3 came later).
+    report = run(LOCOMO / "locomo_dev.json", "--convs", "0-2", embedder=embedder)
     assert report["questions"] == 383
     assert report["hit@5"] >= floor

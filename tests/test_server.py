@@ -70,7 +70,7 @@ def test_every_route(alice):
     assert ok(alice.get(f"/v1/facts/{aid}"))["mentions"] == 2
     assert ok(alice.post(f"/v1/facts/{aid}/pin"))["pinned"] is True
     assert ok(alice.delete(f"/v1/facts/{aid}/pin"))["pinned"] is False
-    recall = ok(alice.post("/v1/recall", json={"query": "Berlin", "limit": 5}))
+    recall = ok(alice.post("/v1/recall", json={"query": "I live in Berlin", "limit": 5}))
     assert recall["notice"] and recall["prompt"].endswith(recall["notice"])
     assert len(ok(alice.get("/v1/conflicts"))) == 1
     ok(alice.delete(f"/v1/conflicts/{aid}/{bid}"))

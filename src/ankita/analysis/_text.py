@@ -162,6 +162,7 @@ _SPELLING.update(
         if k[-1] not in "sy" and not k.endswith("ing")
     }
 )
+_OTHER_SPELLING = {v: k for k, v in _SPELLING.items()}  # what a folded word was written as
 
 # "like" and "prefer" are filler for scoring ("I like X" ~ "X"); disagreement reads them.
 
@@ -301,6 +302,18 @@ def content_words(text: str) -> frozenset[str]:
             out.add(number)
         elif word not in STOP_WORDS and len(word) > 1:
             out.add(stem(word))
+    return frozenset(out)
+
+
+def search_words(text: Text) -> frozenset[str]:
+    """What a query looks up in the full-text index: its content words and, for a word whose
+    spelling `tokens` folded (colour -> color), the other spelling too, since the index holds
+    each fact as it was written ("favourite colour" found nothing in "My favourite colour")."""
+    out = set(content_words(text))
+    for word in tokens(text):
+        other = _OTHER_SPELLING.get(word)
+        if other is not None:
+            out.add(stem(other))
     return frozenset(out)
 
 

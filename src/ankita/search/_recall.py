@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from ankita._config import Settings
 from ankita._models import NOTICE, Fact, Recall, RecalledFact
 from ankita.analysis._similarity import match_words
-from ankita.analysis._text import content_words
+from ankita.analysis._text import content_words, search_words
 from ankita.search._vectors import Nearby
 from ankita.store._sql import SQLStore
 
@@ -57,7 +57,7 @@ def recall(
     semantic: tuple[str, Nearby] | None = None,
 ) -> Recall:
     query_words = content_words(query)
-    match = sorted(query_words)
+    match = sorted(search_words(query))
     ranked: dict[str, float] = {}
     hits = store.search(user, match, SEARCH_WIDTH) if match else []
     best_rank = min((r for _, r in hits), default=-1.0) or -1.0
@@ -128,6 +128,9 @@ def recall(
         for f, s, via in items
     )
     conflicts = tuple((a, b) for a, b in pairs)
-    return Recall(
-        query=query, facts=facts, conflicts=conflicts, notice=NOTICE if conflicts else None
-    )
+    # The notice asks the user which is current: only when the query itself reached both
+    # sides. A pinned fact comes along on every recall and a partner is pulled in to be
+    # seen, so neither raises it on a query about something else (docs/decisions.md).
+    asked = {f.id for f in top}
+    about = any(a in asked and b in asked for a, b in conflicts)
+    return Recall(query=query, facts=facts, conflicts=conflicts, notice=NOTICE if about else None)
