@@ -46,8 +46,11 @@ def test_output_has_the_spec_fields(tmp_path):
         "labels",
         "confusion",
         "embedder",
+        "macro_f1_sure_only",
+        "possible_conflicts",
     }
     assert report["pairs"] == 4 and report["accuracy"] == 1.0 and report["macro_f1"] == 1.0
+    assert report["macro_f1_sure_only"] == 1.0 and report["possible_conflicts"] == 0
     assert report["embedder"] == "none"
     assert report["labels"]["conflict"] == {
         "precision": 1.0,

@@ -96,13 +96,13 @@ def test_keep_newer_settles_each_pair_or_none(memory, clock):
 
 
 def test_keep_newer_refuses_a_fact_kept_in_one_pair_and_dropped_in_another(memory, clock):
-    jazz = memory.remember("I love jazz").fact
+    jazz = memory.remember("I live in Berlin").fact
     clock.advance(days=1)
-    hate = memory.remember("I hate jazz").fact
+    hate = memory.remember("I live in Munich").fact
     clock.advance(days=1)
-    love_again = memory.remember("I do not love jazz").fact
+    love_again = memory.remember("I live in Paris").fact
     pairs = [(p.a.id, p.b.id) for p in memory.conflicts()]
-    assert len(pairs) >= 2
+    assert len(pairs) == 3
     with pytest.raises(InvalidInput, match="settle those pairs one at a time"):
         memory.keep_newer(pairs)
     assert {memory.get(f.id).status for f in (jazz, hate, love_again)} == {"active"}

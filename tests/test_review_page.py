@@ -145,6 +145,21 @@ def test_keep_both_clears_the_flag(db_path, served, page):
         assert [f.status for f in memory.list()] == ["active", "active"]
 
 
+def test_possible_conflicts_are_shown_apart_and_promoted(db_path, served, page):
+    with Memory(db_path, user="default", embedder="none") as memory:
+        memory.remember("Leo has never had a cat.")
+        memory.remember("Leo believes cats are good company.")
+        assert memory.conflicts() == [] and len(memory.conflicts(possible=True)) == 1
+    page.goto(served.url + "/#conflicts")
+    sync_api.expect(page.locator("#conflicts-list")).to_contain_text("No conflicts")
+    page.get_by_label("possible conflicts").check()
+    sync_api.expect(page.locator("#conflicts-list .pair")).to_have_count(1)
+    page.get_by_role("button", name="It is a conflict").click()
+    sync_api.expect(page.locator("#status")).to_contain_text("Now a conflict")
+    with Memory(db_path, user="default", embedder="none") as memory:
+        assert len(memory.conflicts()) == 1 and memory.conflicts(possible=True) == []
+
+
 def test_facts_table_searches_sorts_pins_edits_and_forgets(db_path, served, page):
     with Memory(db_path, user="default", embedder="none") as memory:
         tea = memory.remember("I drink green tea every morning", kind="preference").fact

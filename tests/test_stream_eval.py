@@ -240,9 +240,10 @@ def dev_stream(embedder):
 @needs_locomo
 def test_dev_conversations_lexical_meet_the_stream_targets():
     report = dev_stream("none")
-    assert report["facts"] == 677
+    assert report["facts"] == 954  # conversations 0-3; 3 (conv-44) holds four real conflicts
     assert report["conflict_writes_per_1k"] <= 15
     assert report["false_conflict_links_per_1k"] <= 5
+    assert report["conflict_recall"] >= 0.75  # 3 of the 4 raised as sure conflicts
     assert report["merge_precision"] is None or report["merge_precision"] >= 0.95
 
 
@@ -252,9 +253,10 @@ def test_dev_conversations_default_config_meet_the_stream_targets():
     report = dev_stream("local")
     assert report["conflict_writes_per_1k"] <= 15
     assert report["false_conflict_links_per_1k"] <= 5
-    # Issue 33 asks merge precision >= 0.95 and duplicate recall >= 0.60; today's figures
-    # (0.912 / 0.534, docs/decisions.md) are guarded here so that neither slips back.
-    assert report["merge_precision"] >= 0.90
+    assert report["conflict_recall"] >= 0.75
+    # Issue 53 asks merge precision >= 0.95 with duplicate recall >= 0.40; today's figures on
+    # conversations 0-3 (0.885 / 0.523, docs/decisions.md) are guarded so neither slips back.
+    assert report["merge_precision"] >= 0.88
     assert report["duplicate_recall"] >= 0.50
 
 

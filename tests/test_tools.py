@@ -33,7 +33,7 @@ def test_dispatch_runs_against_a_memory(memory):
     assert dispatch("remember", {"text": "I live in Berlin"}, memory).startswith("Stored")
     text = dispatch("remember", '{"text": "I live in Munich"}', memory)  # JSON text works too
     assert "conflicts with" in text
-    assert "Ask the user" in dispatch("recall", {"query": "Berlin"}, memory)
+    assert "Ask the user" in dispatch("recall", {"query": "I live in Berlin"}, memory)
     a, b = (f.id for f in memory.list())
     assert "Kept" in dispatch("resolve_conflict", {"keep": b, "over": a}, memory)
     assert dispatch("list_conflicts", {}, memory) == "No conflicts."

@@ -201,11 +201,15 @@ _SCHEMAS: dict[str, tuple[dict[str, Check], frozenset[str]]] = {
         frozenset(),
     ),
     "text_change": ({"before": _text, "after": _text}, frozenset({"before", "after"})),
-    "link": ({"score": _score, "method": _note, "reason": _note}, frozenset()),
-    "resolve": ({"was_linked": _flag}, frozenset()),
+    "link": (
+        {"score": _score, "method": _note, "reason": _note, "possible": _optional_flag},
+        frozenset(),
+    ),
+    "resolve": ({"was_linked": _flag, "possible": _optional_flag}, frozenset()),
+    "clear": ({"possible": _optional_flag}, frozenset()),
     "forget": ({"fact": _snapshot_later}, frozenset({"fact"})),
     "undo": ({"undid": _numbers, "types": _types}, frozenset({"undid"})),
-    **{kind: ({}, frozenset()) for kind in ("pin", "unpin", "reactivate", "clear")},
+    **{kind: ({}, frozenset()) for kind in ("pin", "unpin", "reactivate", "promote")},
 }
 
 

@@ -239,11 +239,15 @@ class Memory:
         return _recall.is_stale(fact, self.clock(), self.settings)
 
     def conflicts(
-        self, limit: int | None = None, offset: int = 0, fact: str | None = None
+        self,
+        limit: int | None = None,
+        offset: int = 0,
+        fact: str | None = None,
+        possible: bool = False,
     ) -> Conflicts:
         """Flagged pairs of this user, the newest flag first: all of them, or a page of
         `limit` from `offset`; only the pairs of `fact` if given (`conflict_count` says how
-        many there are)."""
+        many there are). Sure ones, or the `possible` ones (never in recall's notice)."""
         if limit is not None:
             validate_count(limit, "limit")
         if offset:
@@ -251,15 +255,15 @@ class Memory:
         if fact is not None:
             validate_id(fact)
         out = []
-        for a, b in self.store.links(self.user, limit, offset, fact):
+        for a, b in self.store.links(self.user, limit, offset, fact, not possible):
             fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
             if fa is not None and fb is not None:
                 out.append(flagged_pair(fa, fb, self.store.link_event(self.user, a, b)))
         return out
 
-    def conflict_count(self, fact: str | None = None) -> int:
-        """How many flagged pairs this user has (of `fact`, if given)."""
-        return self.store.link_count(self.user, validate_id(fact) if fact else None)
+    def conflict_count(self, fact: str | None = None, possible: bool = False) -> int:
+        """How many sure (or `possible`) flagged pairs this user has, of `fact` if given."""
+        return self.store.link_count(self.user, validate_id(fact) if fact else None, not possible)
 
     def keep_newer(self, pairs: Sequence[tuple[str, str]]) -> Facts:
         """For each flagged pair, keep the side said last (as `resolve` would). Every pair is
@@ -383,9 +387,20 @@ class Memory:
         op, at = self._op()
         with self.store.transaction(self.user) as store:
             self.get(a), self.get(b)
-            if not store.remove_link(self.user, a, b):
+            sure = store.link_is_sure(self.user, a, b)
+            if sure is None or not store.remove_link(self.user, a, b):
                 raise NotFound(f"{a} and {b} are not flagged as conflicting")
-            store.add_event(self.user, op, "clear", a, b, at, {})
+            store.add_event(self.user, op, "clear", a, b, at, {} if sure else {"possible": True})
+
+    def promote(self, a: str, b: str) -> Conflict:
+        """A possible conflict is a real one: it becomes sure (recall asks). Undoable."""
+        a, b, (op, at) = validate_id(a), validate_id(b), self._op()
+        with self.store.transaction(self.user) as store:
+            self.get(a), self.get(b)  # NotFound for a missing fact or another user's
+            if not store.set_link_sure(self.user, a, b, True):
+                raise NotFound(f"{a} and {b} are not flagged as a possible conflict")
+            store.add_event(self.user, op, "promote", a, b, at, {})
+            return flagged_pair(self.get(a), self.get(b), store.link_event(self.user, a, b))
 
     def resolve(self, keep: str, over: str) -> Fact:
         """The user says `keep` is current: `over` becomes superseded and the flag goes."""
@@ -399,9 +414,11 @@ class Memory:
                 raise InvalidInput(f"{keep} is superseded; it cannot be kept over another fact")
             if old.status != "active":
                 raise InvalidInput(f"{over} is already superseded")
+            sure = store.link_is_sure(self.user, keep, over)
             was_linked = store.remove_link(self.user, keep, over)
             store.update_fact(over, status="superseded", updated_at=at)
-            store.add_event(self.user, op, "resolve", over, keep, at, {"was_linked": was_linked})
+            data = {"was_linked": was_linked, **({"possible": True} if sure is False else {})}
+            store.add_event(self.user, op, "resolve", over, keep, at, data)
             return self.get(keep)
 
     def undo(self, event_id: int) -> Event:

@@ -78,6 +78,8 @@ class WriteResult:
     reason: str
     event_id: int
     embedding_error: str | None = None  # set when the embedder failed and scores are lexical
+    # Flagged but not sure: kept for review (`conflicts --possible`), never in the notice.
+    possible_conflicts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action", Action(self.action))
@@ -88,6 +90,7 @@ class WriteResult:
             "fact": self.fact.to_dict(),
             "merged_into": self.merged_into,
             "conflicts_with": list(self.conflicts_with),
+            "possible_conflicts": list(self.possible_conflicts),
             "score": self.score,
             "method": self.method,
             "reason": self.reason,
@@ -137,6 +140,7 @@ EVENT_TYPES = frozenset(
         "link",
         "clear",
         "resolve",
+        "promote",
         "forget",
         "undo",
     }

@@ -19,6 +19,7 @@ from ankita.analysis._comparison import CONFLICT, MERGE, Comparison, judge_asks,
 from ankita.analysis._decision import compare_texts
 from ankita.analysis._gates import named_apart
 from ankita.analysis._profile import profile_of
+from ankita.analysis._propositions import is_sure
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
 from ankita.embed._embedders import Embedder
@@ -260,6 +261,26 @@ class Writer:
         ]
         return [(c, f) for c, f in read if c.action == CONFLICT], None
 
+    def _sure(self, comparison: Comparison, new: NewFact, other: Fact, model: str | None) -> bool:
+        """Whether a flag is a sure conflict (`analysis._propositions.is_sure`); with the
+        disagreement checks off (SPEC's plain rules) every flag is."""
+        if not self.settings.detect_disagreement:
+            return True
+        if not comparison.findings:
+            # The write's shortcut may stop at the first finding a clause gives: read them all.
+            full = compare_texts(
+                new.text,
+                new.kind,
+                other.text,
+                other.kind,
+                self.settings,
+                comparison.cosine,
+                model,
+                analyse_all=True,
+            )
+            comparison = replace(comparison, findings=full.findings)
+        return is_sure(comparison, new.text, other.text)
+
     def _create(
         self,
         step: Step,
@@ -270,7 +291,10 @@ class Writer:
         store, op, at, model = step
         text, kind, pinned, source, vector = new.text, new.kind, new.pinned, new.source, new.vector
         fact_id = self._new_id()
-        links = tuple(sorted(other.id for _, other in flagged))
+        # Sure conflicts raise recall's notice; possible ones are kept for review only.
+        sure = [(c, o) for c, o in flagged if self._sure(c, new, o, model)]
+        possible = [(c, o) for c, o in flagged if (c, o) not in sure]
+        links = tuple(sorted(other.id for _, other in sure))
         # The fact as stored, links included: nothing else writes it inside this transaction.
         fact = Fact(
             id=fact_id,
@@ -290,9 +314,13 @@ class Writer:
         if vector is not None and model:
             store.put_vector(fact_id, model, pack_vector(vector), len(vector))
         best: Comparison | None
-        if flagged:
-            best = max(flagged, key=lambda cf: cf[0].score)[0]
+        if sure:
+            best = max(sure, key=lambda cf: cf[0].score)[0]
             action, reason = Action.CONFLICT, best.reason
+        elif possible:
+            best = max(possible, key=lambda cf: cf[0].score)[0]
+            action = Action.CREATED
+            reason = f"a possible conflict, kept for review and not asked about: {best.reason}"
         else:
             best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
             action = Action.CREATED
@@ -307,7 +335,8 @@ class Writer:
             {"text": text, "kind": kind, "pinned": pinned, "source": source, "reason": reason},
         )
         for comparison, other in flagged:
-            store.add_link(self.user, fact_id, other.id, at)
+            is_possible = (comparison, other) in possible
+            store.add_link(self.user, fact_id, other.id, at, not is_possible)
             store.add_event(
                 self.user,
                 op,
@@ -319,6 +348,7 @@ class Writer:
                     "score": comparison.score,
                     "method": comparison.method,
                     "reason": comparison.reason,
+                    **({"possible": True} if is_possible else {}),
                 },
             )
         return WriteResult(
@@ -326,6 +356,7 @@ class Writer:
             fact=fact,
             merged_into=None,
             conflicts_with=links,
+            possible_conflicts=tuple(sorted(other.id for _, other in possible)),
             score=best.score if best else 0.0,
             method=best.method if best else "lexical",
             reason=reason,

@@ -297,7 +297,7 @@ def _eval_stream(
             f
             for f in flagged
             if f["label"] is None
-            or f["label"] != ("conflict" if f["action"] == "conflict" else "duplicate")
+            or f["label"] != ("duplicate" if f["action"] == "merge" else "conflict")
         ]
     if as_json:
         _print_json(report)
@@ -306,7 +306,9 @@ def _eval_stream(
         f"streams {report['streams']}  facts {report['facts']}  embedder {name}\n"
         f"conflict writes {report['conflict_writes_per_1k']} per 1,000 facts, links "
         f"{report['conflict_links_per_1k']} (on pairs labelled duplicate or neither: "
-        f"{report['false_conflict_links_per_1k']}); merges {report['merges_per_1k']}\n"
+        f"{report['false_conflict_links_per_1k']}); possible conflicts "
+        f"{report['possible_conflicts_per_1k']} (precision {report['possible_precision']}); "
+        f"merges {report['merges_per_1k']}\n"
         f"merge precision {report['merge_precision']}, conflict precision "
         f"{report['conflict_precision']}; recall of labelled duplicates "
         f"{report['duplicate_recall']}, of labelled conflicts {report['conflict_recall']}; "

@@ -89,6 +89,11 @@ def remember(
     console.print(f"{verb} {result.fact.id}: {esc(result.fact.text)}")
     if result.conflicts_with:
         console.print(f"  flagged against: {', '.join(result.conflicts_with)}")
+    if result.possible_conflicts:
+        console.print(
+            f"  possible conflict with: {', '.join(result.possible_conflicts)} "
+            "(kept for review: `ankita conflicts --possible`, `ankita promote`)"
+        )
     console.print(f"  [dim]{result.method} score {result.score:.2f} - {esc(result.reason)}[/dim]")
 
 
@@ -242,25 +247,44 @@ _simple("unpin", "Unpin a fact.", lambda m, i: m.unpin(i), "unpinned")
     help="Show at most this many pairs.",
 )
 @click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many first.")
+@click.option(
+    "--possible",
+    is_flag=True,
+    help="Possible conflicts instead: kept for review, never in recall's notice (`promote`).",
+)
 @json_option
 @click.pass_context
-def conflicts(ctx: click.Context, limit: int, offset: int, as_json: bool) -> None:
-    """List flagged pairs, a page at a time."""
+def conflicts(ctx: click.Context, limit: int, offset: int, possible: bool, as_json: bool) -> None:
+    """List flagged pairs (sure conflicts, or --possible ones), a page at a time."""
     memory = _memory(ctx)
-    pairs = memory.conflicts(limit, offset)
+    pairs = memory.conflicts(limit, offset, possible=possible)
     if as_json:
         _print_json([c.to_dict() for c in pairs])
         return
     if not pairs:
-        console.print("no conflicts")
+        console.print("no possible conflicts" if possible else "no conflicts")
     for c in pairs:
         console.print(f"{c.a.id}: {esc(c.a.text)}\n  [yellow]vs[/yellow] {c.b.id}: {esc(c.b.text)}")
-    total = memory.conflict_count()
+    total = memory.conflict_count(possible=possible)
     if offset + len(pairs) < total:
         err_console.print(
             f"{offset + len(pairs)} of {total} pairs shown; "
             f"--offset {offset + len(pairs)} shows the next"
         )
+
+
+@cli.command()
+@click.argument("a")
+@click.argument("b")
+@json_option
+@click.pass_context
+def promote(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
+    """A possible conflict between A and B is a real one: recall will ask which is current."""
+    pair = _memory(ctx).promote(a, b)
+    if as_json:
+        _print_json(pair.to_dict())
+    else:
+        console.print(f"{a} and {b} now conflict; recall asks which is current")
 
 
 @cli.command(name="clear-conflict")

@@ -71,14 +71,17 @@ class Precomputed(Embedder):
         return [self.cache[t] for t in texts]
 
 
-def predict(pair: dict[str, Any], make_memory: Callable[[], Memory]) -> tuple[str, float]:
+def predict(pair: dict[str, Any], make_memory: Callable[[], Memory]) -> tuple[str, float, bool]:
     """A fresh store remembers a, then b; the action of b is the prediction (with the score
-    it was decided on)."""
+    it was decided on). A possible conflict is a conflict here (both kept, the pair flagged,
+    as the label means), with False for "not sure"."""
     kind = pair.get("kind") or "fact"
     with make_memory() as memory:
         memory.remember(pair["a"], kind=kind)
         result = memory.remember(pair["b"], kind=kind)
-        return _ACTION_TO_LABEL[result.action], result.score
+        if result.possible_conflicts and result.action == "created":
+            return "conflict", result.score, False
+        return _ACTION_TO_LABEL[result.action], result.score, True
 
 
 def score(gold: Iterable[str], predicted: Iterable[str], embedder: str) -> dict[str, Any]:
@@ -123,11 +126,16 @@ def evaluate(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The SPEC §9 report, plus every pair with its prediction (for --errors)."""
     decided = [predict(p, make_memory) for p in pairs]
-    predictions = [label for label, _ in decided]
-    report = score([p["label"] for p in pairs], predictions, embedder)
+    predictions = [label for label, _, _ in decided]
+    gold = [p["label"] for p in pairs]
+    report = score(gold, predictions, embedder)
+    # The same, counting only sure conflicts as conflicts (what raises recall's notice).
+    sure = [label if sure or label != "conflict" else "neither" for label, _, sure in decided]
+    report["macro_f1_sure_only"] = score(gold, sure, embedder)["macro_f1"]
+    report["possible_conflicts"] = sum(1 for _, _, sure in decided if not sure)
     rows = [
-        {**p, "predicted": q, "score": round(s, 4)}
-        for p, (q, s) in zip(pairs, decided, strict=True)
+        {**p, "predicted": q, "score": round(s, 4), "sure": sure}
+        for p, (q, s, sure) in zip(pairs, decided, strict=True)
     ]
     return report, rows
 

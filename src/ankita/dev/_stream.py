@@ -15,6 +15,7 @@ from ankita._jsonl import parse_json, read_jsonl, read_text
 from ankita._memory import Memory
 
 STREAM_LABELS = ("duplicate", "conflict", "neither")
+_LINKS = {"conflict": "conflict_links", "possible": "possible_links", "merge": "merges"}
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,10 @@ def run_stream(
         merge_labelled=0,
         merge_true=0,
         false_links=0,
+        possible_writes=0,
+        possible_links=0,
+        possible_labelled=0,
+        possible_true=0,
     )
     flagged: list[dict[str, Any]] = []
     seen: set[tuple[tuple[str, str, str], str]] = set()
@@ -180,16 +185,19 @@ def run_stream(
                 counts["facts"] += 1
                 if result.action != "merged":
                     original[result.fact.id] = text
-                if result.action == "created":
-                    continue
+                # Sure conflicts, possible ones (scored apart: they raise no notice), merges.
+                groups: list[tuple[list[str], str, str]] = []
                 if result.action == "conflict":
                     counts["conflict_writes"] += 1
-                    others, action, want = list(result.conflicts_with), "conflict", "conflict"
-                else:
+                    groups.append((list(result.conflicts_with), "conflict", "conflict"))
+                if result.possible_conflicts:
+                    counts["possible_writes"] += 1
+                    groups.append((list(result.possible_conflicts), "possible", "conflict"))
+                if result.action == "merged":
                     counts["merge_writes"] += 1
                     assert result.merged_into is not None
-                    others, action, want = [result.merged_into], "merge", "duplicate"
-                for other in others:
+                    groups.append(([result.merged_into], "merge", "duplicate"))
+                for other, action, want in ((o, a, w) for os_, a, w in groups for o in os_):
                     # The stored text, or the text it was created with (a merge may have
                     # grown it); under this stream's name, or none.
                     stored = memory.get(other).text
@@ -200,7 +208,7 @@ def run_stream(
                     ]
                     key = next((k for k in candidates if k in labels), candidates[0])
                     label = labels.get(key)
-                    counts["conflict_links" if action == "conflict" else "merges"] += 1
+                    counts[_LINKS[action]] += 1
                     if label is not None:
                         counts[f"{action}_labelled"] += 1
                         counts[f"{action}_true"] += label == want
@@ -223,7 +231,11 @@ def run_stream(
     }
     got = {
         label: {k for k, action in seen if action == kind}
-        for label, kind in (("conflict", "conflict"), ("duplicate", "merge"))
+        for label, kind in (
+            ("conflict", "conflict"),
+            ("duplicate", "merge"),
+            ("possible", "possible"),
+        )
     }
     report = {
         "streams": len(names),
@@ -233,10 +245,15 @@ def run_stream(
         # Links on pairs a person labelled duplicate or neither: false alarms for certain.
         "false_conflict_links_per_1k": _per_1k(counts["false_links"], facts),
         "merges_per_1k": _per_1k(counts["merges"], facts),
+        "possible_conflicts_per_1k": _per_1k(counts["possible_links"], facts),
+        "possible_precision": _share(counts["possible_true"], counts["possible_labelled"]),
         "conflict_precision": _share(counts["conflict_true"], counts["conflict_labelled"]),
         "merge_precision": _share(counts["merge_true"], counts["merge_labelled"]),
         "conflict_recall": _share(
             len(wanted["conflict"] & got["conflict"]), len(wanted["conflict"])
+        ),
+        "conflict_recall_with_possible": _share(
+            len(wanted["conflict"] & (got["conflict"] | got["possible"])), len(wanted["conflict"])
         ),
         "duplicate_recall": _share(
             len(wanted["duplicate"] & got["duplicate"]), len(wanted["duplicate"])

@@ -61,8 +61,16 @@ def export_records(store: SQLStore, user: str, vectors: bool = False) -> Iterato
     }
     for fact in facts:
         yield {"fact": {name: getattr(fact, name) for name in FACT_FIELDS}}
-    for a, b, created_at in links:
-        yield {"link": {"a": a, "b": b, "created_at": created_at}}
+    for a, b, created_at, sure in links:
+        # A possible conflict says so; a sure one is written as before it had a kind.
+        yield {
+            "link": {
+                "a": a,
+                "b": b,
+                "created_at": created_at,
+                **({} if sure else {"possible": True}),
+            }
+        }
     for event in events:
         yield {"event": event.to_dict()}
     for fact_id, model, dim, blob in blobs:
@@ -168,7 +176,12 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
             a, b = link.get("a"), link.get("b")
             if a not in ids or b not in ids or a == b:
                 raise InvalidInput(f"link {a}-{b} must join two different facts of the export")
-            links.append((a, b, timestamp(link.get("created_at"), f"link {a}-{b}")))
+            possible = link.get("possible", False)
+            if not isinstance(possible, bool) or set(link) - {"a", "b", "created_at", "possible"}:
+                raise InvalidInput(
+                    f"link {a}-{b}: fields a, b, created_at and possible (true/false)"
+                )
+            links.append((a, b, timestamp(link.get("created_at"), f"link {a}-{b}"), not possible))
     events = [_event(r["event"], user) for r in records if "event" in r]
     numbers = {e.id for e in events}
     if len(numbers) != len(events):
@@ -242,8 +255,8 @@ def restore(store: SQLStore, user: str, rows: list[dict[str, Any]]) -> dict[str,
         new = {number: start + i for i, number in enumerate(sorted(numbers), 1)}
         for fact in facts:
             store.insert_fact(fact, index_terms(fact.text))
-        for a, b, created_at in links:
-            store.add_link(user, a, b, created_at)
+        for a, b, created_at, sure in links:
+            store.add_link(user, a, b, created_at, sure)
         ops: dict[str, str] = {}
         for event in events:
             store.put_event(user, _renumber(event, new, ops))

@@ -390,13 +390,15 @@ def create_app(
         limit: int = Query(200, ge=1, le=1000),
         offset: int = Query(0, ge=0, le=2**62),
         fact: str | None = Query(None, description="Only the pairs of this fact."),
+        possible: bool = Query(False, description="Possible conflicts instead of sure ones."),
     ) -> list[dict[str, Any]]:
-        """A page of flagged pairs, the newest flag first; `X-Total-Count` says how many
+        """A page of flagged pairs (sure conflicts, or with `possible=true` the possible
+        ones, never in recall's notice), the newest flag first; `X-Total-Count` says how many
         there are in all."""
 
         def page(m: Memory) -> list[dict[str, Any]]:
-            response.headers["X-Total-Count"] = str(m.conflict_count(fact))
-            return [c.to_dict() for c in m.conflicts(limit, offset, fact)]
+            response.headers["X-Total-Count"] = str(m.conflict_count(fact, possible))
+            return [c.to_dict() for c in m.conflicts(limit, offset, fact, possible)]
 
         return run(user, page)
 
@@ -405,6 +407,11 @@ def create_app(
         """Settle many pairs at once: of each, the side said last is kept."""
         kept = run(user, lambda m: m.keep_newer(body.pairs))
         return {"kept": [f.id for f in kept]}
+
+    @app.post("/v1/conflicts/{a}/{b}/promote", tags=["conflicts"])
+    def promote(user: UserDep, a: str, b: str) -> dict[str, Any]:
+        """A possible conflict is a real one: it joins the sure ones (undoable)."""
+        return run(user, lambda m: m.promote(a, b).to_dict())
 
     @app.delete("/v1/conflicts/{a}/{b}", tags=["conflicts"])
     def clear_conflict(user: UserDep, a: str, b: str) -> dict[str, Any]:

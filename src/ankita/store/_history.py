@@ -52,13 +52,15 @@ def _reverse(store: SQLStore, user: str, event: Event, terms_of: TermsOf) -> Non
         assert event.other_id is not None
         _need(store, user, event.fact_id, event)
         _need(store, user, event.other_id, event)
-        store.add_link(user, event.fact_id, event.other_id, event.at)
+        store.add_link(user, event.fact_id, event.other_id, event.at, not data.get("possible"))
     elif kind == "resolve":
         over = _need(store, user, event.fact_id, event)
         store.update_fact(over.id, status="active")
         keep = store.get_fact(user, event.other_id or "")
         if data.get("was_linked") and keep is not None:
-            store.add_link(user, over.id, keep.id, event.at)
+            store.add_link(user, over.id, keep.id, event.at, not data.get("possible"))
+    elif kind == "promote":
+        store.set_link_sure(user, event.fact_id, event.other_id or "", False)
     elif kind in ("pin", "unpin"):
         _need(store, user, event.fact_id, event)
         store.update_fact(event.fact_id, pinned=(kind == "unpin"))

@@ -64,6 +64,7 @@ _SCHEMA = [
         a TEXT COLLATE "C" NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
         b TEXT COLLATE "C" NOT NULL REFERENCES facts (id) ON DELETE CASCADE,
         created_at TEXT NOT NULL,
+        sure INTEGER NOT NULL DEFAULT 1,
         PRIMARY KEY (a, b),
         CHECK (a < b)
     )""",
@@ -209,6 +210,9 @@ class PostgresStore(SQLStore):
                     (str(SCHEMA_VERSION),),
                 )
             # Added after schema 1 shipped; cheap to assert on every open.
+            self.db.execute(
+                "ALTER TABLE links ADD COLUMN IF NOT EXISTS sure INTEGER NOT NULL DEFAULT 1"
+            )
             self.db.execute("CREATE INDEX IF NOT EXISTS events_fact_id ON events (fact_id)")
             # Every change to a fact's postings (`_terms.TermIndex`); a user's are written
             # under that user's lock, so they commit in sequence order.

@@ -34,8 +34,8 @@ class SQLStore(TermsSQL, RecordsSQL):
             marks = placeholders(chunk)
             # Two indexed lookups: an OR across columns would scan the whole table.
             for a, b in self._run(
-                f"SELECT a, b FROM links WHERE a IN ({marks}) "
-                f"UNION SELECT a, b FROM links WHERE b IN ({marks})",
+                f"SELECT a, b FROM links WHERE sure = 1 AND a IN ({marks}) "
+                f"UNION SELECT a, b FROM links WHERE sure = 1 AND b IN ({marks})",
                 chunk + chunk,
             ).fetchall():
                 if a in out:
@@ -118,8 +118,8 @@ class SQLStore(TermsSQL, RecordsSQL):
         elif only == "conflicting":
             # Two indexed lookups: an OR across the pair's columns would scan every link.
             sql += (
-                " AND (EXISTS (SELECT 1 FROM links WHERE links.a = facts.id) OR "
-                "EXISTS (SELECT 1 FROM links WHERE links.b = facts.id))"
+                " AND (EXISTS (SELECT 1 FROM links WHERE links.a = facts.id AND sure = 1) OR "
+                "EXISTS (SELECT 1 FROM links WHERE links.b = facts.id AND sure = 1))"
             )
         return sql, params
 

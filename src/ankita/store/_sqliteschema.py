@@ -154,5 +154,8 @@ _M007 = [
     "CREATE INDEX events_fact_id ON events (fact_id)",
 ]
 
-MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005, _M006, _M007)
+# A link is a sure conflict (raises recall's notice) or a possible one (kept for review).
+_M008 = ["ALTER TABLE links ADD COLUMN sure INTEGER NOT NULL DEFAULT 1"]
+
+MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005, _M006, _M007, _M008)
 SCHEMA_VERSION = len(MIGRATIONS)

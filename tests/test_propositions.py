@@ -1,0 +1,173 @@
+"""Sure and possible conflicts (docs/decisions.md, "Sure and possible conflicts"): a negation
+conflicts for sure only when the negated proposition is what the other fact asserts of the same
+subject. The pairs are our own, written in the shapes of three sources: memory streams of
+third-person observations (LoCoMo's kind), first-person persona lines, and short
+image-caption sentences with negation (SICK's kind)."""
+
+import json
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from ankita import Memory
+from ankita.analysis._propositions import contradicting, propositions
+from ankita.cli import cli
+from ankita.server._server import create_app
+from live import LiveServer
+
+SURE = [
+    # observation streams
+    ("Maya does not own a car.", "Maya washed her car on Sunday before the trip."),
+    ("Leo has never had a cat.", "Leo took his cat to the vet for a checkup."),
+    ("Priya does not play the violin.", "Priya plays the violin in a quartet on weekends."),
+    # persona lines
+    ("I'm not allergic to shellfish", "I am allergic to shellfish"),
+    ("I don't live in Leeds anymore", "I live in Leeds"),
+    ("I am not married", "I am married"),
+    ("I don't eat meat", "I eat meat every day"),
+    # caption sentences
+    ("A woman is not riding a horse", "A woman is riding a horse"),
+    ("There is no dog running on the beach", "A dog is running on the beach"),
+]
+
+MENTIONED_ONLY = [
+    # the negated word is in the other fact, but not as what it asserts of the subject
+    ("Maya does not own a car.", "Maya thinks cars make cities loud."),
+    ("Maya does not own a car.", "Maya works at a car-sharing startup."),
+    ("Leo has never had a cat.", "Leo volunteers at a cat shelter on Saturdays."),
+    ("Leo has never had a cat.", "Leo believes cats are good company for older people."),
+    ("Nadia has never been to Rome.", "Nadia loves Roman history and reads about it."),
+    ("Omar can't imagine life without his bike.", "Omar rides his bike to work."),
+]
+
+
+@pytest.mark.parametrize("a, b", SURE)
+def test_a_negated_proposition_asserted_by_the_other_fact_is_found(a, b):
+    assert contradicting(a, b) is not None
+    assert contradicting(b, a) is not None  # either order
+
+
+@pytest.mark.parametrize("a, b", MENTIONED_ONLY)
+def test_a_word_the_other_fact_only_mentions_is_not(a, b):
+    assert contradicting(a, b) is None
+
+
+def test_what_a_text_asserts():
+    found = propositions("Leo took his cat to the vet.")
+    assert any(p.predicate == "have" and p.obj == "cat" and not p.negated for p in found)
+    negated = propositions("I don't live in Leeds anymore")
+    assert any(p.negated and p.obj == "leed" or p.obj == "leeds" for p in negated)
+
+
+def write(memory, *texts):
+    return [memory.remember(t) for t in texts]
+
+
+def test_a_write_keeps_a_possible_conflict_apart(memory):
+    no_car, mention, washed = write(
+        memory,
+        "Maya does not own a car.",
+        "Maya thinks cars make cities loud, and she does not want one.",
+        "Maya washed her car on Sunday before the trip.",
+    )
+    assert no_car.action == "created"
+    # Flagged by the negation rule, but nothing about owning one: possible, not asked about.
+    if mention.possible_conflicts:
+        assert mention.action == "created" and mention.conflicts_with == ()
+        assert "possible conflict" in mention.reason
+    assert washed.action == "conflict" and washed.conflicts_with == (no_car.fact.id,)
+    assert memory.conflict_count() == 1
+    recall = memory.recall("Does Maya own a car?")
+    assert recall.notice is not None
+
+
+def test_possible_conflicts_raise_no_notice_and_can_be_promoted_and_undone(memory):
+    first, second = write(
+        memory, "Leo has never had a cat.", "Leo believes cats are good company for people."
+    )
+    assert second.action == "created" and second.possible_conflicts == (first.fact.id,)
+    assert memory.get(first.fact.id).conflicts_with == ()
+    assert memory.conflict_count() == 0 and memory.conflict_count(possible=True) == 1
+    (pair,) = memory.conflicts(possible=True)
+    assert {pair.a.id, pair.b.id} == {first.fact.id, second.fact.id}
+    assert memory.recall("Leo cat").notice is None
+    promoted = memory.promote(first.fact.id, second.fact.id)
+    assert {promoted.a.id, promoted.b.id} == {first.fact.id, second.fact.id}
+    assert memory.conflict_count() == 1 and memory.recall("Leo cat").notice is not None
+    event = memory.history(first.fact.id)[-1]
+    assert event.type == "promote"
+    memory.undo(event.id)
+    assert memory.conflict_count() == 0 and memory.conflict_count(possible=True) == 1
+    # A clear of a possible conflict, undone, brings it back as possible.
+    memory.clear_conflict(first.fact.id, second.fact.id)
+    assert memory.conflict_count(possible=True) == 0
+    memory.undo(memory.history(first.fact.id)[-1].id)
+    assert memory.conflict_count() == 0 and memory.conflict_count(possible=True) == 1
+
+
+def test_a_possible_conflict_survives_export_and_import(tmp_path):
+    with Memory(tmp_path / "a.db", embedder="none") as m:
+        write(m, "Leo has never had a cat.", "Leo believes cats are good company for people.")
+        dump = list(m.export())
+    assert [r["link"].get("possible") for r in dump if "link" in r] == [True]
+    with Memory(tmp_path / "b.db", embedder="none") as copy:
+        copy.restore(dump)
+        assert copy.conflict_count() == 0 and copy.conflict_count(possible=True) == 1
+
+
+def test_the_cli_lists_and_promotes_possible_conflicts(tmp_path):
+    base = ["--db", str(tmp_path / "m.db"), "--embedder", "none"]
+    runner = CliRunner()
+    runner.invoke(cli, [*base, "remember", "Leo has never had a cat."])
+    out = runner.invoke(cli, [*base, "remember", "Leo believes cats are good company."])
+    assert out.exit_code == 0 and "possible conflict with" in out.output
+    assert runner.invoke(cli, [*base, "conflicts"]).output.strip() == "no conflicts"
+    listed = json.loads(runner.invoke(cli, [*base, "conflicts", "--possible", "--json"]).output)
+    assert len(listed) == 1
+    a, b = listed[0]["a"]["id"], listed[0]["b"]["id"]
+    promoted = runner.invoke(cli, [*base, "promote", a, b])
+    assert promoted.exit_code == 0, promoted.output
+    assert len(json.loads(runner.invoke(cli, [*base, "conflicts", "--json"]).output)) == 1
+    again = runner.invoke(cli, [*base, "promote", a, b])
+    assert again.exit_code == 3 and "not flagged as a possible conflict" in again.output
+
+
+def test_possible_conflicts_over_http(tmp_path):
+    path = tmp_path / "m.db"
+    live = LiveServer(create_app(path, embedder="none"))
+    try:
+        with httpx.Client(base_url=live.url, timeout=10) as client:
+            _possible_conflicts_over(client)
+    finally:
+        live.stop()
+
+
+def _possible_conflicts_over(client):
+    client.post("/v1/facts", json={"text": "Leo has never had a cat."})
+    written = client.post("/v1/facts", json={"text": "Leo believes cats are good company."}).json()
+    assert written["action"] == "created" and len(written["possible_conflicts"]) == 1
+    sure = client.get("/v1/conflicts")
+    possible = client.get("/v1/conflicts", params={"possible": "true"})
+    assert sure.json() == [] and sure.headers["X-Total-Count"] == "0"
+    assert len(possible.json()) == 1 and possible.headers["X-Total-Count"] == "1"
+    a, b = possible.json()[0]["a"]["id"], possible.json()[0]["b"]["id"]
+    assert client.post(f"/v1/conflicts/{a}/{b}/promote").status_code == 200
+    assert len(client.get("/v1/conflicts").json()) == 1
+    assert client.post(f"/v1/conflicts/{a}/{b}/promote").status_code == 404
+
+
+def test_a_stored_fact_is_parsed_once(memory):
+    propositions.cache_clear()
+    stored = memory.remember("Leo has never had a cat.")
+    for text in (
+        "Leo believes cats are good company.",
+        "Leo volunteers at a cat shelter.",
+        "Leo took his cat to the vet.",
+    ):
+        memory.remember(text)
+    parsed = propositions.cache_info()
+    # Each text that reached a negation conflict was parsed once; the stored one is not
+    # parsed again for each new write.
+    assert parsed.misses <= 4 and parsed.hits >= 2
+    assert stored.fact.id
