@@ -473,3 +473,16 @@ def test_the_user_is_named_and_post_history_instructions_close_the_request(
     assert named.user_name == "Ravi"
     named.send("Hello")
     assert "talks with Ravi" in fake.requests[-1]["messages"][0]["content"]
+
+
+def test_control_characters_never_poison_a_session(tmp_path, fake):
+    chat = make(tmp_path, fake, "ollama")
+    turn = chat.send("I live in \x1b[31mRome\x1b[0m\x00")
+    assert turn.kind != "silent"
+    stored = [m.content for m in chat.transcripts.messages(chat.session) if m.role == "user"]
+    assert stored == ["I live in Rome"]
+    # A message stored before messages were cleaned (an older version) still resumes.
+    chat.transcripts.add(chat.session, "user", "abc\x1b[D\x1b[DX")
+    again = make(tmp_path, fake, "ollama", transcripts=chat.transcripts, memory=chat.memory)
+    assert again.send("Where do I live?").kind != "silent"
+    assert again.send("\x1b[2J").kind == "silent"  # nothing left to say: nothing sent

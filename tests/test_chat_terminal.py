@@ -149,3 +149,26 @@ def test_without_a_model_chat_explains_how_to_get_one(tmp_path):
     assert "ollama pull" in result.stdout and "ANKITA_CHAT_PROVIDER=openai" in result.stdout
     assert len(result.stdout.splitlines()) <= 25  # one screen
     assert "Traceback" not in result.stderr
+
+
+def test_arrow_keys_edit_the_line_and_a_control_character_never_breaks_the_chat(env):
+    term = Terminal(env, "chat")
+    try:
+        term.wait_for("Hi! I'm Ankita.")
+        # Left arrow twice, then X: line editing moves the cursor, no escape reaches the chat.
+        subprocess.run([*term.tmux, "send-keys", "-t", term.name, "I live in Rome"], check=True)
+        subprocess.run([*term.tmux, "send-keys", "-t", term.name, "Left", "Left", "X"], check=True)
+        subprocess.run([*term.tmux, "send-keys", "-t", term.name, "Enter"], check=True)
+        term.wait_for("Got it, I'll remember that.")
+        # A line of nothing but an escape sequence: a word, nothing sent, the chat goes on.
+        subprocess.run([*term.tmux, "send-keys", "-t", term.name, "-l", "\x1b[2J"], check=True)
+        subprocess.run([*term.tmux, "send-keys", "-t", term.name, "Enter"], check=True)
+        term.type("Where do I live?")
+        screen = term.wait_for("From what I remember:")
+        assert "error" not in screen
+        term.type("/quit")
+        term.wait_for("EXITED 0")
+    finally:
+        term.close()
+    with Memory(env["ANKITA_DB"], user="sam", embedder="none") as memory:
+        assert [f.text for f in memory.list()] == ["I live in RoXme"]

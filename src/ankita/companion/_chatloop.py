@@ -11,7 +11,8 @@ from datetime import datetime, timezone
 from rich.console import Console
 
 from ankita._console import esc
-from ankita._errors import ModelError
+from ankita._errors import AnkitaError
+from ankita.companion._input import clean_message
 from ankita.companion._runtime import Companion
 
 HELP = """Commands (never sent to the model):
@@ -109,6 +110,8 @@ class ChatLoop:
                 self._say(self.last)
         elif line.startswith("/") and " " not in line:
             self.console.print(f"[dim]unknown command {esc(line)}; /help lists them[/dim]")
+        elif not clean_message(line).strip():
+            self.err.print("[dim]that line held only control characters; nothing was sent[/dim]")
         else:
             self.last = line
             self._say(line)
@@ -135,7 +138,8 @@ class ChatLoop:
             self.console.print()
             self.err.print("[dim]  (reply cancelled)[/dim]")
             return
-        except (ModelError, TimeoutError) as exc:
+        except (AnkitaError, TimeoutError) as exc:
+            # One turn's error ends that turn, never the conversation.
             self.console.print()
             self.err.print(f"[red]error[/red]: {esc(str(exc))}")
             return

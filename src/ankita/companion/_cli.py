@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -57,6 +58,11 @@ def chat(
     memory = _memory(ctx)
     transcripts = Transcripts(chat_db_path())
     card, apps = load_persona(persona_path()), AppIndex()
+    if sys.stdin.isatty():
+        # Line editing and history at the prompt: arrow keys move the cursor instead of
+        # sending escape sequences to the companion.
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401
     try:
         ChatLoop(
             lambda name: Companion(memory, client, card, transcripts, session=name, apps=apps),

@@ -33,6 +33,7 @@ ADAPTERS = {
     "discord": ("._discord", "DiscordAdapter"),
 }
 SORRY = "Sorry, I can't answer right now: my model is not reachable. Please try again later."
+UNREAD = "Sorry, I could not read that message; please say it another way."
 
 
 def open_adapter(
@@ -186,8 +187,9 @@ class Relay:
                 self.report(f"{message.channel}: the model failed: {exc}")
                 reply = SORRY
             except AnkitaError as exc:
+                # A word to the user: that one message failed, the chat goes on.
                 self.report(f"{message.channel}: could not answer {message.sender}: {exc}")
-                reply = None
+                reply = UNREAD
         store.handled(ingress_id, (message.channel, message.chat_id, reply) if reply else None)
         if reply:
             self.outgoing.set()

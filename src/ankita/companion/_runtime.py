@@ -27,6 +27,7 @@ from ankita._errors import AnkitaError, InvalidInput, ModelError, NotFound
 from ankita._jsonl import parse_json
 from ankita._memory import Memory
 from ankita.companion._apps import AppIndex
+from ankita.companion._input import clean_message
 from ankita.companion._lanes import Lanes
 from ankita.companion._model import ChatModel, ModelReply
 from ankita.companion._persona import (
@@ -199,7 +200,10 @@ class Companion:
 
     def _system(self, history: list[Message], summary: str | None, question: str) -> dict[str, Any]:
         said = [m.content for m in history if m.role == "user"][-RECALL_TURNS:]
-        block = self.memory.recall(" ".join(said)[-2000:]).to_prompt() if said else ""
+        # Cleaned again: a session stored before messages were cleaned still resumes.
+        block = (
+            self.memory.recall(clean_message(" ".join(said))[-2000:]).to_prompt() if said else ""
+        )
         lore = self.persona.lore(
             " ".join(m.content for m in history[-2 * RECALL_TURNS :]), self.user_name
         )
@@ -220,7 +224,7 @@ class Companion:
         return result
 
     def _send(self, text: str, on_delta: Callable[[str], None] | None) -> Turn:
-        text = text.strip()
+        text = clean_message(text).strip()  # nothing stored can poison the session
         if not text:
             return Turn("silent", "", (), None, False, None)
         with _BusyLease(self.transcripts):
