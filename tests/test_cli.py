@@ -218,3 +218,18 @@ def test_python_dash_m_and_console_script(db):
 def test_every_command_has_help():
     for name, command in cli.commands.items():
         assert command.help or command.callback.__doc__, name
+
+
+def test_history_names_the_other_side_and_undo_says_both_events(run):
+    a = as_json(run("remember", "I live in Berlin", "--json"))["fact"]["id"]
+    b = as_json(run("remember", "I live in Munich", "--json"))["fact"]["id"]
+    resolved = run("resolve", b, a)
+    assert resolved.exit_code == 0, resolved.output
+    shown = run("history", b).output
+    assert f"(with {b})" not in shown and f"(with {a})" in shown  # the link row: the partner
+    table = "".join(c for c in run("history", a).output if c.isalnum())  # folded cells
+    assert f"kept{b}over{a}" in table
+    events = as_json(run("history", a, "--json"))
+    resolve = next(e for e in events if e["type"] == "resolve")
+    out = run("undo", str(resolve["id"])).output
+    assert f"undid the resolve of event {resolve['id']}; event {resolve['id'] + 1}" in out

@@ -326,8 +326,11 @@ def history(ctx: click.Context, fact_id: str, as_json: bool) -> None:
         table.add_column(column, overflow="fold")
     for e in events:
         detail = e.data.get("phrasing") or e.data.get("text") or e.data.get("after") or ""
-        if e.other_id:
-            detail = f"{detail} (with {e.other_id})".strip()
+        partner = e.fact_id if e.other_id == fact_id else e.other_id  # the other side
+        if e.type == "resolve":
+            detail = f"kept {e.other_id} over {e.fact_id}"
+        elif partner and partner != fact_id:
+            detail = f"{detail} (with {partner})".strip()
         table.add_row(str(e.id), e.at[:19], e.type, esc(str(detail)), str(e.undone_by or ""))
     console.print(table)
 
@@ -342,7 +345,11 @@ def undo(ctx: click.Context, event_id: int, as_json: bool) -> None:
     if as_json:
         _print_json(event.to_dict())
     else:
-        console.print(f"undid {', '.join(event.data['types'])} (event {event.id})")
+        undid = ", ".join(str(i) for i in event.data["undid"])
+        console.print(
+            f"undid the {', '.join(event.data['types'])} of event{'s' * (',' in undid)} "
+            f"{undid}; event {event.id} records the undo"
+        )
 
 
 @cli.command()

@@ -303,7 +303,8 @@ def tasks_list(ctx: click.Context, as_json: bool) -> None:
     for row in rows:
         console.print(
             f"{row['id']}  {esc(row['name'])}  {row['kind']}  {esc(row['schedule'])} "
-            f"({row['tz']})  next {row['next_run_at']}  last {row['last_status']}"
+            f"({row['tz']})  next {row['next_run_at']}  "
+            f"last {row['last_status'] or 'not run yet'}"
         )
 
 
