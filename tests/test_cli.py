@@ -223,6 +223,7 @@ def test_every_command_has_help():
 def test_history_names_the_other_side_and_undo_says_both_events(run):
     a = as_json(run("remember", "I live in Berlin", "--json"))["fact"]["id"]
     b = as_json(run("remember", "I live in Munich", "--json"))["fact"]["id"]
+    assert run("conflicts").output.startswith(f"{b}: I live in Munich")  # said last, first
     resolved = run("resolve", b, a)
     assert resolved.exit_code == 0, resolved.output
     shown = run("history", b).output

@@ -264,7 +264,9 @@ def conflicts(ctx: click.Context, limit: int, offset: int, possible: bool, as_js
     if not pairs:
         console.print("no possible conflicts" if possible else "no conflicts")
     for c in pairs:
-        console.print(f"{c.a.id}: {esc(c.a.text)}\n  [yellow]vs[/yellow] {c.b.id}: {esc(c.b.text)}")
+        # The side said last first, in every pair (ids alone put some older sides first).
+        new, old = (c.b, c.a) if c.newer == c.b.id else (c.a, c.b)
+        console.print(f"{new.id}: {esc(new.text)}\n  [yellow]vs[/yellow] {old.id}: {esc(old.text)}")
     total = memory.conflict_count(possible=possible)
     if offset + len(pairs) < total:
         err_console.print(
