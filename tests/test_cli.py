@@ -234,3 +234,17 @@ def test_history_names_the_other_side_and_undo_says_both_events(run):
     resolve = next(e for e in events if e["type"] == "resolve")
     out = run("undo", str(resolve["id"])).output
     assert f"undid the resolve of event {resolve['id']}; event {resolve['id'] + 1}" in out
+
+
+def test_serve_on_a_taken_port_says_so_before_claiming_to_serve(tmp_path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            cli, ["--db", str(tmp_path / "m.db"), "serve", "--port", str(port)]
+        )
+    assert result.exit_code == 8, result.output
+    assert "port_in_use" in result.output and "serving" not in result.output

@@ -188,6 +188,13 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
         judge=opts["judge"],
         anonymous=is_loopback(host),
     )
+    if not _port_free(host, port):
+        # Before claiming to serve: uvicorn would print our line, then fail on the port.
+        err_console.print(
+            f"[red]error[/red] (port_in_use): {esc(host)}:{port} is taken by another program "
+            "(another `ankita serve`?); stop it or choose another --port"
+        )
+        sys.exit(8)
     err_console.print(
         f"ankita serving {esc(path)} on http://{host}:{port} "
         "(review page: /, API schema: /openapi.json)"
@@ -201,6 +208,23 @@ def serve(ctx: click.Context, host: str, port: int) -> None:
         timeout_graceful_shutdown=3,
         http=TimedH11,
     )
+
+
+def _port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on host:port now (as uvicorn binds, SO_REUSEADDR set)."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError:
+        return True  # a name that does not resolve: uvicorn says so itself
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError:
+            return False
+    return True
 
 
 @cli.command()
