@@ -64,6 +64,13 @@ def write(memory, *texts):
     return [memory.remember(t) for t in texts]
 
 
+def test_a_negated_word_only_mentioned_makes_no_link(memory):
+    first, second = write(memory, "Leo has never had a cat.", "Leo believes cats are good company.")
+    assert second.action == "created" and second.possible_conflicts == ()
+    assert second.reason.startswith("no conflict:")
+    assert memory.conflict_count() == 0 and memory.conflict_count(possible=True) == 0
+
+
 def test_a_write_keeps_a_possible_conflict_apart(memory):
     no_car, mention, washed = write(
         memory,
@@ -84,7 +91,7 @@ def test_a_write_keeps_a_possible_conflict_apart(memory):
 
 def test_possible_conflicts_raise_no_notice_and_can_be_promoted_and_undone(memory):
     first, second = write(
-        memory, "Leo has never had a cat.", "Leo believes cats are good company for people."
+        memory, "Leo has never had a cat.", "Leo feeds the neighbour's cat every morning."
     )
     assert second.action == "created" and second.possible_conflicts == (first.fact.id,)
     assert memory.get(first.fact.id).conflicts_with == ()
@@ -108,7 +115,7 @@ def test_possible_conflicts_raise_no_notice_and_can_be_promoted_and_undone(memor
 
 def test_a_possible_conflict_survives_export_and_import(tmp_path):
     with Memory(tmp_path / "a.db", embedder="none") as m:
-        write(m, "Leo has never had a cat.", "Leo believes cats are good company for people.")
+        write(m, "Leo has never had a cat.", "Leo feeds the neighbour's cat every morning.")
         dump = list(m.export())
     assert [r["link"].get("possible") for r in dump if "link" in r] == [True]
     with Memory(tmp_path / "b.db", embedder="none") as copy:
@@ -120,7 +127,7 @@ def test_the_cli_lists_and_promotes_possible_conflicts(tmp_path):
     base = ["--db", str(tmp_path / "m.db"), "--embedder", "none"]
     runner = CliRunner()
     runner.invoke(cli, [*base, "remember", "Leo has never had a cat."])
-    out = runner.invoke(cli, [*base, "remember", "Leo believes cats are good company."])
+    out = runner.invoke(cli, [*base, "remember", "Leo feeds the neighbour's cat every morning."])
     assert out.exit_code == 0 and "possible conflict with" in out.output
     assert runner.invoke(cli, [*base, "conflicts"]).output.strip() == "no conflicts"
     listed = json.loads(runner.invoke(cli, [*base, "conflicts", "--possible", "--json"]).output)
@@ -145,7 +152,9 @@ def test_possible_conflicts_over_http(tmp_path):
 
 def _possible_conflicts_over(client):
     client.post("/v1/facts", json={"text": "Leo has never had a cat."})
-    written = client.post("/v1/facts", json={"text": "Leo believes cats are good company."}).json()
+    written = client.post(
+        "/v1/facts", json={"text": "Leo feeds the neighbour's cat every morning."}
+    ).json()
     assert written["action"] == "created" and len(written["possible_conflicts"]) == 1
     sure = client.get("/v1/conflicts")
     possible = client.get("/v1/conflicts", params={"possible": "true"})
@@ -161,7 +170,7 @@ def test_a_stored_fact_is_parsed_once(memory):
     propositions.cache_clear()
     stored = memory.remember("Leo has never had a cat.")
     for text in (
-        "Leo believes cats are good company.",
+        "Leo feeds the neighbour's cat every morning.",
         "Leo volunteers at a cat shelter.",
         "Leo took his cat to the vet.",
     ):

@@ -19,7 +19,7 @@ from ankita.analysis._comparison import CONFLICT, MERGE, Comparison, judge_asks,
 from ankita.analysis._decision import compare_texts
 from ankita.analysis._gates import named_apart
 from ankita.analysis._profile import profile_of
-from ankita.analysis._propositions import is_sure
+from ankita.analysis._propositions import POSSIBLE, SURE, UNRELATED, standing
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
 from ankita.embed._embedders import Embedder
@@ -261,11 +261,14 @@ class Writer:
         ]
         return [(c, f) for c, f in read if c.action == CONFLICT], None
 
-    def _sure(self, comparison: Comparison, new: NewFact, other: Fact, model: str | None) -> bool:
-        """Whether a flag is a sure conflict (`analysis._propositions.is_sure`); with the
-        disagreement checks off (SPEC's plain rules) every flag is."""
+    def _standing(
+        self, comparison: Comparison, new: NewFact, other: Fact, model: str | None
+    ) -> str:
+        """Whether a flag is a sure or a possible conflict, or none at all
+        (`analysis._propositions.standing`); with the disagreement checks off (SPEC's plain
+        rules) every flag is sure."""
         if not self.settings.detect_disagreement:
-            return True
+            return SURE
         if not comparison.findings:
             # The write's shortcut may stop at the first finding a clause gives: read them all.
             full = compare_texts(
@@ -279,7 +282,7 @@ class Writer:
                 analyse_all=True,
             )
             comparison = replace(comparison, findings=full.findings)
-        return is_sure(comparison, new.text, other.text)
+        return standing(comparison, new.text, other.text)
 
     def _create(
         self,
@@ -292,8 +295,10 @@ class Writer:
         text, kind, pinned, source, vector = new.text, new.kind, new.pinned, new.source, new.vector
         fact_id = self._new_id()
         # Sure conflicts raise recall's notice; possible ones are kept for review only.
-        sure = [(c, o) for c, o in flagged if self._sure(c, new, o, model)]
-        possible = [(c, o) for c, o in flagged if (c, o) not in sure]
+        read = [(c, o, self._standing(c, new, o, model)) for c, o in flagged]
+        flagged = [(c, o) for c, o, kind in read if kind != UNRELATED]
+        sure = [(c, o) for c, o, kind in read if kind == SURE]
+        possible = [(c, o) for c, o, kind in read if kind == POSSIBLE]
         links = tuple(sorted(other.id for _, other in sure))
         # The fact as stored, links included: nothing else writes it inside this transaction.
         fact = Fact(
@@ -325,6 +330,11 @@ class Writer:
             best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
             action = Action.CREATED
             reason = best.reason if best else "no stored fact is close enough to compare with"
+            if len(read) > len(flagged):  # flags the parser found about different things
+                reason = (
+                    f"no conflict: {read[0][0].reason}, but the two say nothing of one "
+                    "subject about one thing (a word mentioned, not negated of it)"
+                )
         event_id = store.add_event(
             self.user,
             op,

@@ -154,8 +154,15 @@ _M007 = [
     "CREATE INDEX events_fact_id ON events (fact_id)",
 ]
 
+
 # A link is a sure conflict (raises recall's notice) or a possible one (kept for review).
-_M008 = ["ALTER TABLE links ADD COLUMN sure INTEGER NOT NULL DEFAULT 1"]
+def _add_sure(db: Any) -> None:
+    # Once: a store whose version was set back (an old copy's meta) may have the column.
+    if "sure" not in {row[1] for row in db.execute("PRAGMA table_info(links)")}:
+        db.execute("ALTER TABLE links ADD COLUMN sure INTEGER NOT NULL DEFAULT 1")
+
+
+_M008: list[Any] = [_add_sure]
 
 MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005, _M006, _M007, _M008)
 SCHEMA_VERSION = len(MIGRATIONS)
