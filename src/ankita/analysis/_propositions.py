@@ -34,7 +34,28 @@ _DISLIKE = frozenset(stem(w) for w in ("hate", "dislike", "detest", "loathe"))
 # Predicates too general to carry a negation alone: the object must match.
 _LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
 _QUOTED = re.compile(r"'([^']+)'")
-_PRONOUNS = frozenset({"i", "he", "she", "they", "we", "you", "it"})
+# Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
+_PRONOUNS = frozenset(
+    {
+        "i",
+        "he",
+        "she",
+        "they",
+        "we",
+        "you",
+        "it",
+        "there",
+        "one",
+        "someone",
+        "somebody",
+        "anyone",
+        "anybody",
+        "nobody",
+        "person",
+        "people",
+    }
+)
+_NOBODY = frozenset({"nobody", "nothing", "none"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _lock = threading.Lock()
 
@@ -108,6 +129,10 @@ def _negated(verb: Any) -> bool:
         return True
     if verb.dep_ == "acl" and _says_no(verb.head):  # "no man playing a guitar"
         return True
+    if any(
+        c.dep_.startswith("nsubj") and (c.lower_ in _NOBODY or _says_no(c)) for c in verb.children
+    ):
+        return True  # "Nobody is riding the bicycle", "No man is playing"
     # "I have no pets", "There is no man playing"
     return any(_says_no(child) for child in verb.children)
 
