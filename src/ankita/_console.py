@@ -4,7 +4,6 @@ place an AnkitaError becomes an exit code), and opening the memory a command nam
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -25,15 +24,15 @@ from ankita._errors import (
 )
 from ankita._memory import Memory
 from ankita._models import Fact
+from ankita._validate import TERMINAL_CONTROL
 
 T = TypeVar("T")
-# C0 and C1 controls but tab and newline: a stored ESC [2J must not clear the user's screen.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
     """Text for a terminal: each control character shown as \\xNN instead of acted on."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    # A stored ESC [2J must not clear the user's screen.
+    return TERMINAL_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def esc(text: str) -> str:

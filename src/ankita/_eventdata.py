@@ -213,6 +213,15 @@ _SCHEMAS: dict[str, tuple[dict[str, Check], frozenset[str]]] = {
 }
 
 
+def check_stored_event(kind: str, data: object, fact_id: str, user: str) -> None:
+    """An event already in `user`'s history, before undo stores what it holds: its data as
+    `check_event_data` checks it, and a forget's snapshot of `user`'s own fact (import rebinds
+    it; one that says another user reached the store some other way). Raises InvalidInput."""
+    check_event_data(kind, data, fact_id, user)
+    if kind == "forget" and isinstance(data, dict) and data["fact"]["user"] != user:
+        raise InvalidInput("its snapshot is of another user's fact")
+
+
 def check_event_data(kind: str, data: object, fact_id: str, user: str) -> dict[str, Any]:
     """The data of one event of type `kind`, checked as a live write would check what it holds;
     a forget's snapshot comes back owned by `user`. Raises InvalidInput."""

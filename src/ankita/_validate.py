@@ -13,7 +13,9 @@ _KIND = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# What a terminal acts on: C0 and C1 controls but tab and newline.
+TERMINAL_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def validate_text(text: object) -> str:
@@ -50,7 +52,7 @@ def validate_string(value: object, what: str, limit: int = MAX_TEXT) -> str:
         raise InvalidInput(f"{what} must be a string, not {type(value).__name__}")
     if len(value) > limit:
         raise InvalidInput(f"{what} is {len(value)} characters; the limit is {limit}")
-    if _SURROGATE.search(value):
+    if SURROGATE.search(value):
         raise InvalidInput(f"{what} holds characters that are not valid Unicode (lone surrogates)")
     if CONTROL.search(value):
         raise InvalidInput(f"{what} holds control characters")

@@ -296,7 +296,6 @@ class Writer:
         fact_id = self._new_id()
         # Sure conflicts raise recall's notice; possible ones are kept for review only.
         read = [(c, o, self._standing(c, new, o, model)) for c, o in flagged]
-        flagged = [(c, o) for c, o, kind in read if kind != UNRELATED]
         sure = [(c, o) for c, o, kind in read if kind == SURE]
         possible = [(c, o) for c, o, kind in read if kind == POSSIBLE]
         links = tuple(sorted(other.id for _, other in sure))
@@ -330,7 +329,7 @@ class Writer:
             best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
             action = Action.CREATED
             reason = best.reason if best else "no stored fact is close enough to compare with"
-            if len(read) > len(flagged):  # flags the parser found about different things
+            if read:  # flags the parser found about different things
                 reason = (
                     f"no conflict: {read[0][0].reason}, but the two say nothing of one "
                     "subject about one thing (a word mentioned, not negated of it)"
@@ -344,8 +343,10 @@ class Writer:
             at,
             {"text": text, "kind": kind, "pinned": pinned, "source": source, "reason": reason},
         )
-        for comparison, other in flagged:
-            is_possible = (comparison, other) in possible
+        for comparison, other, kind in read:
+            if kind == UNRELATED:
+                continue
+            is_possible = kind == POSSIBLE
             store.add_link(self.user, fact_id, other.id, at, not is_possible)
             store.add_event(
                 self.user,

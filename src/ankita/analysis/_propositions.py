@@ -151,8 +151,8 @@ def propositions(text: str) -> frozenset[Proposition]:
             continue
         subject, negated = _subject(token), _negated(token)
         predicate = _predicate(token, negated)
-        if _word(token) in _DISLIKE or (negated and token.lemma_ == "stand"):
-            negated = not negated if _word(token) in _DISLIKE else True
+        if _word(token) in _DISLIKE:  # "hate X" is "like X", negated ("can't stand" already is)
+            negated = not negated
         objects = _objects(token)
         if negated:  # what a negation may reach: every noun under it, as a mis-parse hides some
             own = {t for c in token.children if c.dep_.startswith("nsubj") for t in c.subtree}

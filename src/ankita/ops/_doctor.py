@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ankita._errors import InvalidInput
-from ankita._eventdata import FACT_FIELDS, check_event_data, fact_from_fields
+from ankita._eventdata import FACT_FIELDS, check_stored_event, fact_from_fields
 from ankita._models import EVENT_TYPES
 from ankita._validate import MAX_INT
 from ankita.search._index import index_terms
@@ -121,10 +121,7 @@ def _undoable(store: SQLStore, repair: bool) -> Check:
         if type_ not in EVENT_TYPES:
             continue  # `_history` reports it
         try:
-            data = json.loads(raw)
-            check_event_data(type_, data, fact_id, user)
-            if type_ == "forget" and data["fact"]["user"] != user:
-                raise InvalidInput("its snapshot is of another user's fact")
+            check_stored_event(type_, json.loads(raw), fact_id, user)
         except (InvalidInput, ValueError, RecursionError) as exc:
             check.problems.append(f"event {event_id} of {user}: {exc}")
     for row in _rows(store, f'SELECT "user", {", ".join(FACT_FIELDS)} FROM facts'):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import re
 import sys
 import threading
 from typing import IO, Any, cast
@@ -21,7 +20,9 @@ from mcp.server.stdio import stdio_server
 
 from ankita import __version__
 from ankita._errors import AnkitaError
+from ankita._jsonl import too_deep
 from ankita._memory import Memory
+from ankita._validate import SURROGATE
 from ankita.tools import TOOLS, dispatch
 
 INSTRUCTIONS = (
@@ -67,12 +68,9 @@ def build_server(memory: Memory) -> Server[Any]:
     )
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _mark_surrogates(value: Any) -> Any:
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
+        return SURROGATE.sub("\ufffd", value)
     if isinstance(value, list):
         return [_mark_surrogates(v) for v in value]
     if isinstance(value, dict):
@@ -84,7 +82,7 @@ def clean_line(line: str) -> str:
     """A JSON-RPC line whose strings hold lone surrogates (legal as JSON escapes, refused by
     the SDK's parser, which then drops the request unanswered) gets U+FFFD in their place,
     which the tools refuse with a clear error. Every other line passes through unchanged."""
-    if "\\u" not in line and not _SURROGATE.search(line):
+    if "\\u" not in line and not SURROGATE.search(line):
         return line
     try:
         message = json.loads(line)
@@ -95,16 +93,6 @@ def clean_line(line: str) -> str:
 
 
 MAX_DEPTH = 64  # JSON nesting of one message; the deepest MCP message is far shallower
-
-
-def _depth(value: Any, level: int = 0) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, dict):
-        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
-    if isinstance(value, list):
-        return max((_depth(v, level + 1) for v in value), default=level + 1)
-    return level
 
 
 def _error(code: int, message: str, request_id: Any = None) -> str:
@@ -141,7 +129,7 @@ def screen(line: str) -> tuple[str | None, str | None]:
         return None, _error(
             -32600, "Invalid Request: the id must be a string or an integer (at most 2^53 in size)"
         )
-    if _depth(message) > MAX_DEPTH:
+    if too_deep(message, MAX_DEPTH):
         return None, _error(
             -32600, f"Invalid Request: nested more than {MAX_DEPTH} levels", request_id
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ankita._errors import InvalidInput, NotFound, UndoError
-from ankita._eventdata import check_event_data, snapshot
+from ankita._eventdata import check_stored_event, snapshot
 from ankita._models import Event, Fact
 from ankita.store._sql import SQLStore
 from ankita.store._sqlbase import TermsOf
@@ -91,9 +91,7 @@ def checked_group(store: SQLStore, user: str, event_id: int) -> list[Event]:
         raise UndoError(f"event {event_id} was already undone")
     for item in group:
         try:
-            check_event_data(item.type, item.data, item.fact_id, user)
-            if item.type == "forget" and item.data["fact"]["user"] != user:
-                raise InvalidInput("its snapshot is of another user's fact")
+            check_stored_event(item.type, item.data, item.fact_id, user)
         except InvalidInput as exc:
             raise UndoError(
                 f"event {item.id} holds what no write would store, so it is not undone: {exc}"
