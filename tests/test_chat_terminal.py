@@ -1,6 +1,7 @@
 """`ankita chat` in a real terminal (tmux), against the fake model server; and the one-screen
 help when no model answers."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -172,3 +173,22 @@ def test_arrow_keys_edit_the_line_and_a_control_character_never_breaks_the_chat(
         term.close()
     with Memory(env["ANKITA_DB"], user="sam", embedder="none") as memory:
         assert [f.text for f in memory.list()] == ["I live in RoXme"]
+
+
+def test_a_fact_said_in_hindi_reaches_the_prompt_of_an_english_question(env):
+    peanuts = "मुझे मूंगफली से एलर्जी है"  # I am allergic to peanuts
+    with Memory(env["ANKITA_DB"], user="sam", embedder="none") as memory:
+        for text in ("I drive a grey Honda City", "My sister lives in Lyon", peanuts):
+            memory.remember(text)
+    term = Terminal(env, "chat")
+    try:
+        term.wait_for("Hi! I'm Ankita.")
+        term.type("What am I allergic to?")
+        term.wait_for("From what I remember:")
+        term.type("/quit")
+        term.wait_for("EXITED 0")
+    finally:
+        term.close()
+    asked = [r for r in env.fake.requests if "allergic" in json.dumps(r, ensure_ascii=False)]
+    system = asked[-1]["messages"][0]["content"]
+    assert peanuts in system

@@ -125,12 +125,15 @@ def test_the_english_model_is_not_trusted_on_other_languages():
     assert not reads("ollama:all-minilm", ["ru"])
     assert reads("openai:paraphrase-multilingual-minilm-l12-v2", ["ru"])
     assert reads("cloudflare:@cf/baai/bge-m3", ["zh"])
-    result = CliRunner().invoke(
-        cli, ["compare", "--explain", "--json", "मुझे चाय पसंद है", "मुझे चाय पसंद नहीं है"]
-    )
+    pair = ["compare", "--explain", "--json", "मुझे चाय पसंद है", "मुझे चाय पसंद नहीं है"]
+    result = CliRunner().invoke(cli, pair, env={"ANKITA_MULTILINGUAL": "off"})
     assert result.exit_code == 0, result.output
     gates = {g["gate"]: g["passed"] for g in json.loads(result.output)["gates"]}
     assert gates["the model reads the facts' language (hi)"] is False
+    # With the multilingual space (the default), its model reads the pair instead.
+    read = json.loads(CliRunner().invoke(cli, pair).output)
+    gates = {g["gate"]: g["passed"] for g in read["gates"]}
+    assert gates["the model reads the facts' language (hi)"] is True and read["cosine"] > 0.9
 
 
 def test_a_language_switch_inside_one_store(tmp_path):

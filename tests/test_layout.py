@@ -72,6 +72,8 @@ def part_of(module: str) -> str:
         "_memory": "engine",
         "_write": "engine",
         "_bulk": "engine",
+        "_compare": "engine",
+        "_multilingual": "engine",
         "tools": "tools",
         "_console": "console",
         "__main__": "main",

@@ -63,11 +63,13 @@ def _write_batches(
 ) -> Iterator[WriteResult]:
     done = 0
     model = writer.embedder.model_id if writer.embedder is not None else None
+    if writer.multilingual is not None:
+        writer.multilingual.in_use(writer.store)  # read here: the pool's thread may not
     with ThreadPoolExecutor(max_workers=1) as pool:
         ahead = pool.submit(_embed_rows, writer, batches[0]) if batches else None
         for number, batch in enumerate(batches):
             assert ahead is not None
-            vectors, parts, error = ahead.result()
+            vectors, parts, error, across = ahead.result()
             # The next batch is embedded while this one is written: the model or the network
             # call releases the GIL, and a vector does not depend on the store.
             ahead = (
@@ -85,12 +87,11 @@ def _write_batches(
                         [[v, *x] for v, x in zip(vectors, parts, strict=True) if v is not None],
                     )
                 try:
-                    for (text, kind, pinned, source), vector, extra in zip(
-                        batch, vectors, parts, strict=True
+                    for (text, kind, pinned, source), vector, extra, other in zip(
+                        batch, vectors, parts, across, strict=True
                     ):
-                        results.append(
-                            writer.write(NewFact(text, kind, pinned, source, vector, extra, error))
-                        )
+                        new = NewFact(text, kind, pinned, source, vector, extra, error, other)
+                        results.append(writer.write(new))
                 finally:
                     if model:
                         writer.search.plan(writer.store, model, [])
@@ -103,23 +104,24 @@ def _write_batches(
 
 def _embed_rows(
     writer: Writer, batch: Sequence[Row]
-) -> tuple[list[list[float] | None], list[list[list[float]]], str | None]:
-    """(vector of each text, its sentences' vectors, the embedder's error) for one batch,
-    in one call: each text, then its sentences (where it has several)."""
+) -> tuple[list[list[float] | None], list[list[list[float]]], str | None, list[list[float] | None]]:
+    """(vector of each text, its sentences' vectors, the embedder's error, each text's
+    multilingual vector) for one batch, in one call: each text, then its sentences."""
     vectors: list[list[float] | None] = [None] * len(batch)
     parts: list[list[list[float]]] = [[] for _ in batch]
+    across = writer.embed_across([t for t, *_ in batch], elsewhere=True)
     if writer.embedder is None:
-        return vectors, parts, None
+        return vectors, parts, None, across
     spans = [[t, *sentences(t)] for t, *_ in batch]
     try:
         flat = writer.embedder.embed_checked([x for span in spans for x in span])
     except EmbedderError as exc:
-        return vectors, parts, str(exc)
+        return vectors, parts, str(exc), across
     at = 0
     for i, span in enumerate(spans):
         vectors[i], parts[i] = flat[at], flat[at + 1 : at + len(span)]
         at += len(span)
-    return vectors, parts, None
+    return vectors, parts, None, across
 
 
 def embed_missing(

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from ankita._bulk import IMPORT_BATCH, embed_missing, write_rows
+from ankita._compare import compare_pair, newer_sides, refuse_second_copy
 from ankita._config import Settings, default_db_path
-from ankita._errors import InvalidInput, NotFound, UndoError
+from ankita._errors import InvalidInput, NotFound
 from ankita._models import Conflict, Event, Fact, Recall, WriteResult
+from ankita._multilingual import MultilingualSpace, backfill_now, open_space, recall_nearby
 from ankita._validate import (
     check_import_row,
     validate_count,
@@ -22,10 +24,8 @@ from ankita._validate import (
     validate_user,
 )
 from ankita._write import NewFact, Writer, check_write, now_iso
-from ankita.analysis._comparison import MERGE, Comparison, judge_asks, judged
-from ankita.analysis._decision import compare_texts
-from ankita.analysis._plain import flagged_pair, older_newer
-from ankita.analysis._similarity import cosine
+from ankita.analysis._comparison import Comparison
+from ankita.analysis._plain import flagged_pair
 from ankita.embed._embedders import Embedder, resolve_embedder
 from ankita.embed._judge import ContradictionJudge, resolve_judge
 from ankita.ops import _doctor, _dump
@@ -35,7 +35,6 @@ from ankita.search._candidates import CandidateSearch
 from ankita.search._index import ANALYZER_VERSION, index_terms
 from ankita.store import _history
 from ankita.store._open import open_store
-from ankita.store._sql import SQLStore
 from ankita.store._sqlbase import (
     FACT_ORDERS,
 )
@@ -64,6 +63,7 @@ class Memory:
         clock: Callable[[], datetime] | None = None,
         candidate_search: str = "index",
         judge: str | ContradictionJudge | None = None,
+        multilingual: str | Embedder | None = None,
     ) -> None:
         self.user = validate_user(user)
         base = settings or Settings.from_env()
@@ -87,6 +87,7 @@ class Memory:
         # this process has made a few writes (docs/scale.md).
         self.candidate_search = candidate_search
         self._search = CandidateSearch(self.user, self.settings, candidate_search)
+        location = self.path  # kept whole: the backfill opens the store again
         self.store = open_store(self.path)
         # A store filed by another text analysis (or none yet) is refiled once, here.
         self.store.refresh_terms(ANALYZER_VERSION, index_terms)
@@ -100,6 +101,11 @@ class Memory:
             resolve_judge(judge),
             clock or (lambda: datetime.now(timezone.utc)),
         )
+        # The multilingual space beside the English one (docs/languages.md), if installed.
+        again = None if location in (":memory:", "") else (lambda: open_store(location))
+        self._writer.multilingual, self._backfill = open_space(
+            self.user, multilingual, self.store, again
+        )
 
     # The writer holds these; a memory reads and replaces its one copy, so writes see a change.
     @property
@@ -109,6 +115,11 @@ class Memory:
     @embedder.setter
     def embedder(self, value: Embedder | None) -> None:
         self._writer.embedder = value
+
+    @property
+    def multilingual(self) -> MultilingualSpace | None:
+        """The multilingual meaning space beside the English one, if installed and not off."""
+        return self._writer.multilingual
 
     @property
     def judge(self) -> ContradictionJudge | None:
@@ -127,6 +138,8 @@ class Memory:
         self._writer.clock = value
 
     def close(self) -> None:
+        if self._backfill is not None:
+            self._backfill.close()
         self.store.close()
 
     def __enter__(self) -> Memory:
@@ -146,9 +159,18 @@ class Memory:
         """Compare `text` with what is stored, then merge, flag a conflict, or create."""
         text, kind = check_write(text, kind, pinned, source)
         vector, parts, embedding_error = self._writer.embed(text)
-        return self._writer.write(
-            NewFact(text, kind, pinned, source, vector, parts, embedding_error)
+        across = self._writer.embed_across([text])[0]
+        result = self._writer.write(
+            NewFact(text, kind, pinned, source, vector, parts, embedding_error, across)
         )
+        self._across_used()
+        return result
+
+    def _across_used(self, asked: bool = False) -> None:
+        """Once the store uses the multilingual space, every older fact gets a vector there."""
+        space = self._writer.multilingual
+        if self._backfill is not None and space is not None and (asked or space.in_use(self.store)):
+            self._backfill.ensure(self.store)
 
     def remember_many(
         self,
@@ -160,7 +182,9 @@ class Memory:
         one `remember` each, but embedding a batch at a time (the next one while this one is
         written) and writing a batch per transaction. Every row is validated first, so bad
         input writes nothing."""
-        return list(write_rows(self._writer, rows, batch_size, progress))
+        results = list(write_rows(self._writer, rows, batch_size, progress))
+        self._across_used()
+        return results
 
     # -- reading --------------------------------------------------------------------------
 
@@ -269,27 +293,8 @@ class Memory:
         """For each flagged pair, keep the side said last (as `resolve` would). Every pair is
         checked before any is settled, so a bad one changes nothing; each settled pair is its
         own operation in history, undone on its own."""
-        if not isinstance(pairs, (list, tuple)) or not 1 <= len(pairs) <= 1000:
-            raise InvalidInput("pairs must be a list of 1 to 1000 [a, b] pairs")
-        chosen: list[tuple[str, str]] = []
-        for pair in pairs:
-            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise InvalidInput("each pair must be [a, b]")
-            a, b = validate_id(pair[0]), validate_id(pair[1])
-            fa, fb = self.store.get_fact(self.user, a), self.store.get_fact(self.user, b)
-            if fa is None or fb is None or b not in fa.conflicts_with:
-                raise NotFound(f"{a} and {b} are not a flagged pair of user {self.user!r}")
-            older, newer = older_newer(fa, fb)
-            chosen.append((newer.id, older.id))
-        # A fact kept in one pair and superseded in another would depend on the order.
-        both = {keep for keep, _ in chosen} & {over for _, over in chosen}
-        if both:
-            raise InvalidInput(
-                f"{min(both)} is the newer side of one pair and the older of "
-                "another; settle those pairs one at a time"
-            )
         kept = []
-        for keep, over in chosen:
+        for keep, over in newer_sides(self.store, self.user, pairs):
             if self.get(over).status == "active":
                 kept.append(self.resolve(keep=keep, over=over))
         return kept
@@ -312,24 +317,24 @@ class Memory:
                     model,
                     self._search.nearby(self.store, model, vector, _recall.SEMANTIC_FLOOR),
                 )
+        across = recall_nearby(self._writer.multilingual, self.store, self._search, query)
+        self._across_used(across is not None)
         return _recall.recall(
-            self.store, self.user, query, limit, kind_list, self.settings, self.clock(), semantic
+            self.store,
+            self.user,
+            query,
+            limit,
+            kind_list,
+            self.settings,
+            self.clock(),
+            semantic,
+            across,
         )
 
     def compare(self, a: str, b: str, kind: str = "fact") -> Comparison:
         """What remembering `b` after `a` would do, without writing anything."""
         a, b, kind = validate_text(a), validate_text(b), validate_kind(kind)
-        va = self._writer.embed(a)[0]
-        vb, parts, _ = self._writer.embed(b)
-        # As a write would: b as a whole or one of its sentences, against a's stored vector.
-        cos = (
-            max(cosine(p, va) for p in (vb, *parts)) if va is not None and vb is not None else None
-        )
-        model = self.embedder.model_id if self.embedder is not None else None
-        comparison = compare_texts(b, kind, a, kind, self.settings, cos, model, analyse_all=True)
-        if self.judge is None or not judge_asks(comparison, self.settings):
-            return comparison
-        return judged(comparison, self.judge.contradiction([(a, b)])[0], self.settings)
+        return compare_pair(self._writer, a, b, kind)
 
     def history(
         self, fact_id: str, limit: int | None = None, offset: int = 0, newest_first: bool = False
@@ -427,23 +432,8 @@ class Memory:
         op, at = self._op()
         with self.store.transaction(self.user) as store:
             group = _history.checked_group(store, self.user, event_id)
-            self._refuse_second_copy(store, group)
+            refuse_second_copy(self._search, self.settings, store, self.user, group)
             return _history.undo(store, self.user, group, op, at, index_terms)
-
-    def _refuse_second_copy(self, store: SQLStore, group: Sequence[Event]) -> None:
-        """Undoing a forget must not bring back a fact that was said again since: the store
-        would then hold two copies of one fact, which a write can never make."""
-        for item in group:
-            if item.type != "forget" or item.undone_by is not None:
-                continue
-            text, kind = item.data["fact"]["text"], item.data["fact"]["kind"]
-            for other in self._search.candidates(store, text, kind, (), None):
-                same = compare_texts(text, kind, other.text, other.kind, self.settings, None, None)
-                if other.id != item.fact_id and same.action == MERGE:
-                    raise UndoError(
-                        f"cannot restore {item.fact_id}: {other.id} "
-                        f"('{other.text}') was written since and says the same"
-                    )
 
     def import_rows(
         self,
@@ -461,15 +451,22 @@ class Memory:
         # Counted as they come: a large import holds one batch of results, not all of them.
         for result in write_rows(self._writer, rows, batch_size, progress):
             counts[result.action] += 1
+        self._across_used()
         return counts
 
     def reindex(
-        self, batch_size: int = 32, progress: Callable[[int, int], None] | None = None
+        self,
+        batch_size: int = 32,
+        progress: Callable[[int, int], None] | None = None,
+        multilingual: bool = False,
     ) -> dict[str, Any]:
-        """Embed every fact of this user that has no vector from the current model.
+        """Embed every fact of this user that has no vector from the current model (or, with
+        `multilingual`, from the multilingual one: the backfill, run here to its end).
 
         Embedding happens outside the write lock, batch by batch; a fact whose text changed or
         that was forgotten meanwhile is skipped, so a vector never belongs to the wrong text."""
+        if multilingual:
+            return backfill_now(self._writer.multilingual, self.store, batch_size, progress)
         if self.embedder is None:
             raise InvalidInput("no embedder is configured; choose one with --embedder")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:

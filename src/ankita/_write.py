@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from ankita._config import Settings
 from ankita._errors import EmbedderError, InvalidInput, JudgeError
 from ankita._models import Action, Fact, Status, WriteResult
+from ankita._multilingual import MultilingualSpace
 from ankita._validate import validate_kind, validate_string, validate_text
 from ankita.analysis._comparison import CONFLICT, MERGE, Comparison, judge_asks, judged
 from ankita.analysis._decision import compare_texts
@@ -41,6 +42,8 @@ class NewFact:
     vector: list[float] | None = None
     parts: Sequence[list[float]] = ()
     embedding_error: str | None = None
+    # Its vector in the multilingual space, when the store uses one (docs/languages.md).
+    other_space: list[float] | None = None
 
 
 class Step(NamedTuple):
@@ -108,6 +111,7 @@ class Writer:
     ) -> None:
         self.user, self.settings, self.store, self.search = user, settings, store, search
         self.embedder, self.judge, self.clock = embedder, judge, clock
+        self.multilingual: MultilingualSpace | None = None
 
     def embed(self, text: str) -> tuple[list[float] | None, list[list[float]], str | None]:
         """(vector, its sentences' vectors, None) or (None, [], why): a failing provider never
@@ -161,6 +165,7 @@ class Writer:
             scored: list[tuple[Comparison, Fact]] = []
             # Analysed once here and passed down; stored facts' profiles are kept between writes.
             profile = profile_of(text)
+            across = self._across(store, new, stored)
             arrays = [_array(p) for p in probes]  # converted once, not per candidate
             detect = self.settings.detect_disagreement
             for fact in stored:
@@ -171,16 +176,14 @@ class Writer:
                     continue
                 blob = vectors.get(fact.id)
                 cos = _cosine_with(arrays, blob) if arrays and blob else None
+                pair_model = model
+                if fact.id in across and (profile.language, old.language) != ("en", "en"):
+                    # A pair the English model cannot read: the multilingual cosine decides.
+                    cos, pair_model = across[fact.id]
                 scored.append(
                     (
                         compare_texts(
-                            profile,
-                            kind,
-                            old,
-                            fact.kind,
-                            self.settings,
-                            cos,
-                            model,
+                            profile, kind, old, fact.kind, self.settings, cos, pair_model
                         ),
                         fact,
                     )
@@ -220,6 +223,28 @@ class Writer:
             reason=f"{result.reason}; the embedder failed ({embedding_error}), so "
             "scores are lexical and `ankita reindex` will embed it later",
         )
+
+    def embed_across(
+        self, texts: Sequence[str], elsewhere: bool = False
+    ) -> list[list[float] | None]:
+        """The texts' vectors in the multilingual space, where the store needs them; in
+        another thread (`elsewhere`) the store's use of it is read as last known."""
+        space = self.multilingual
+        store = None if elsewhere else self.store
+        if space is None or not any(space.wanted(store, t) for t in texts):
+            return [None] * len(texts)
+        return space.vectors(texts)
+
+    def _across(
+        self, store: SQLStore, new: NewFact, stored: list[Fact]
+    ) -> dict[str, tuple[float, str]]:
+        """(multilingual cosine, its model) of each candidate with the new fact; the facts
+        closest to it in that space join the candidates (no word need be shared)."""
+        space = self.multilingual
+        if space is None or new.other_space is None:
+            return {}
+        cosines = space.cosines(store, self.search, new.kind, new.other_space, stored)
+        return {i: (c, space.model) for i, c in cosines.items()}
 
     def _judged(
         self,
@@ -317,6 +342,7 @@ class Writer:
         store.insert_fact(fact, index_terms(text))
         if vector is not None and model:
             store.put_vector(fact_id, model, pack_vector(vector), len(vector))
+        self._put_across(store, fact_id, new.other_space)
         best: Comparison | None
         if sure:
             best = max(sure, key=lambda cf: cf[0].score)[0]
@@ -422,6 +448,8 @@ class Writer:
             # is the whole new text.
             if vector is not None and model and grown == text:
                 store.put_vector(fact.id, model, pack_vector(vector), len(vector))
+            if grown == text:
+                self._put_across(store, fact.id, new.other_space)
         if pinned and not fact.pinned:
             store.update_fact(fact.id, pinned=True)
             store.add_event(self.user, op, "pin", fact.id, None, at, {})
@@ -454,6 +482,11 @@ class Writer:
             reason=reason,
             event_id=event_id,
         )
+
+    def _put_across(self, store: SQLStore, fact_id: str, vector: list[float] | None) -> None:
+        if vector is not None and self.multilingual is not None:
+            store.put_vector(fact_id, self.multilingual.model, pack_vector(vector), len(vector))
+            self.multilingual.mark_used()
 
     def replacements(self, store: SQLStore, fact_id: str) -> list[str]:
         """Active facts that were kept over `fact_id` by a resolve not since undone."""

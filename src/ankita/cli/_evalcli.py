@@ -249,6 +249,15 @@ def _eval_recall(
             ),
         )
     console.print(table)
+    if "by_group" in report:
+        # Scored per language pair: "hi>en" is a fact said in Hindi, asked about in English.
+        groups = Table()
+        for column in ("languages", "questions", *(f"hit@{k}" for k in cutoffs)):
+            groups.add_column(column)
+        for group, row in report["by_group"].items():
+            hits = (f"{row[f'hit@{k}']:.3f}" for k in cutoffs)
+            groups.add_row(group or "-", str(row["questions"]), *hits)
+        console.print(groups)
 
 
 def _fresh_stores(

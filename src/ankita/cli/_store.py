@@ -30,15 +30,22 @@ from ankita.cli._main import cli
 
 @cli.command()
 @click.option("--batch-size", default=32, show_default=True, type=int)
+@click.option(
+    "--multilingual",
+    is_flag=True,
+    help="Embed the facts that lack a vector in the multilingual space (the backfill).",
+)
 @json_option
 @click.pass_context
-def reindex(ctx: click.Context, batch_size: int, as_json: bool) -> None:
+def reindex(ctx: click.Context, batch_size: int, multilingual: bool, as_json: bool) -> None:
     """Embed every fact that has no vector from the current embedder (or lost it)."""
     memory = _memory(ctx)
     report = _with_progress(
         "embedding",
         as_json,
-        lambda progress: memory.reindex(batch_size=batch_size, progress=progress),
+        lambda progress: memory.reindex(
+            batch_size=batch_size, progress=progress, multilingual=multilingual
+        ),
     )
     if as_json:
         _print_json(report)

@@ -50,6 +50,15 @@ def _question_of(item: Any, number: int, where: str) -> tuple[str, frozenset[str
     return item["question"], frozenset(str(e) for e in item["evidence"]), int(category)
 
 
+def _group_of(item: dict[str, Any], number: int, where: str) -> str:
+    """The language pair a question is scored in ("hi>en": a fact said in Hindi, asked in
+    English), from its "languages" field; "" without one."""
+    group = item.get("languages", "")
+    if not isinstance(group, str) or len(group) > 40:
+        raise InvalidInput(f"{where}: question {number}: 'languages' must be a short string")
+    return group
+
+
 def load_recall_set(path: str | Path) -> list[Stream]:
     """LoCoMo JSON (its observations and questions of categories 1-4), or JSONL with one
     conversation a line: {"facts": [...], "questions": [{"question", "evidence", "category"?}]}."""
@@ -71,7 +80,9 @@ def load_recall_set(path: str | Path) -> list[Stream]:
                 raise InvalidInput(f"{where}: needs lists 'facts' and 'questions'")
             facts = tuple(_fact_of(f, i, where) for i, f in enumerate(row["facts"]))
             questions = tuple(_question_of(q, i, where) for i, q in enumerate(row["questions"]))
-            streams.append(Stream(str(row.get("name") or f"line-{number}"), facts, questions))
+            groups = tuple(_group_of(q, i, where) for i, q in enumerate(row["questions"]))
+            name = str(row.get("name") or f"line-{number}")
+            streams.append(Stream(name, facts, questions, groups if any(groups) else ()))
     if not any(s.questions for s in streams):
         raise InvalidInput(f"{path}: no questions with evidence")
     return streams
@@ -84,6 +95,7 @@ def run_recall(
     overall and per category, with recall latency. A fact that absorbed others through a
     merge answers for all their ids; conflict partners recall brings along do not count."""
     rows: list[tuple[int, dict[str, bool]]] = []
+    groups: list[str] = []
     took: list[float] = []
     facts = 0
     for stream in streams:
@@ -93,6 +105,10 @@ def run_recall(
                 result = memory.remember(text)
                 ids.setdefault(result.merged_into or result.fact.id, set()).update(evidence)
             facts += len(stream.facts)
+            # Questions are asked once the store is settled: any multilingual backfill done.
+            if memory.multilingual is not None:
+                memory.reindex(multilingual=True)
+            groups += stream.groups or [""] * len(stream.questions)
             for question, evidence, category in stream.questions:
                 started = time.perf_counter()
                 recalled = memory.recall(question, limit=max(ks))
@@ -113,6 +129,21 @@ def run_recall(
             in_category = [m[key] for c, m in rows if c == category]
             if in_category:
                 report[f"{key}:{name}"] = round(sum(in_category) / len(in_category), 4)
+    if any(groups):
+        report["by_group"] = {
+            group: {
+                "questions": sum(g == group for g in groups),
+                **{
+                    key: round(
+                        sum(m[key] for g, (_, m) in zip(groups, rows, strict=True) if g == group)
+                        / sum(g == group for g in groups),
+                        4,
+                    )
+                    for key in rows[0][1]
+                },
+            }
+            for group in sorted(set(groups))
+        }
     report["recall_p50_ms"] = percentile(took, 0.5)
     report["recall_p95_ms"] = percentile(took, 0.95)
     return report

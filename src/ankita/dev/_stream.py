@@ -26,6 +26,8 @@ class Stream:
     facts: tuple[tuple[str, frozenset[str]], ...]
     # (question, evidence ids, category) where the source has questions (LoCoMo's `qa`).
     questions: tuple[tuple[str, frozenset[str], int], ...] = ()
+    # Per question, the group it is scored in apart (a language pair such as "hi>en"), if any.
+    groups: tuple[str, ...] = ()
 
 
 def _session_number(key: str) -> int:

@@ -19,10 +19,16 @@ class Embedder(ABC):
     def embed_batch(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
 
-    def embed_checked(self, texts: Sequence[str]) -> list[list[float]]:
-        """`embed_batch`, with garbage (wrong count, ragged, NaN, zero vectors) refused."""
+    def embed_query_batch(self, texts: Sequence[str]) -> list[list[float]]:
+        """Vectors for search queries; a model trained with its own query prefix overrides it."""
+        return self.embed_batch(texts)
+
+    def embed_checked(self, texts: Sequence[str], query: bool = False) -> list[list[float]]:
+        """`embed_batch` (or `embed_query_batch`), with garbage (wrong count, ragged, NaN,
+        zero vectors) refused."""
         try:
-            vectors = self.embed_batch(list(texts))
+            embed = self.embed_query_batch if query else self.embed_batch
+            vectors = embed(list(texts))
         except EmbedderError:
             raise
         except Exception as exc:  # any provider failure becomes one error type at the seam

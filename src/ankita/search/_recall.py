@@ -33,15 +33,27 @@ DENSE_WEIGHTS = (0.8, 0.1, 0.3)  # cosine, word coverage, bm25
 LEXICAL_WEIGHTS = (0.0, 0.5, 0.5)
 
 
-def _semantic_scores(semantic: tuple[str, Nearby] | None) -> Callable[[str], float]:
-    """A fact's raw cosine with the query (at or above the floor), else 0."""
-    if semantic is None:
+def fuse(english: float, multilingual: float | None) -> float:
+    """One cosine from both spaces: e5's query cosines sit about 0.72-0.9, so they are moved
+    onto MiniLM's scale (0.75 -> 0.2, 0.9 -> 0.8) before the higher of the two counts."""
+    if multilingual is None:
+        return english
+    return max(english, min(1.0, max(0.0, (multilingual - 0.7) * 4.0)))
+
+
+def _semantic_scores(
+    semantic: tuple[str, Nearby] | None, across: Nearby | None
+) -> Callable[[str], float]:
+    """A fact's raw cosine with the query (at or above the floor), else 0; with the
+    multilingual space, the higher of the two once moved onto one scale."""
+    if semantic is None and across is None:
         return lambda fact_id: 0.0
-    nearby = semantic[1]
+    nearby = semantic[1] if semantic is not None else None
 
     def similar(fact_id: str) -> float:
-        cos = nearby.get(fact_id)
-        return cos if cos is not None else 0.0
+        cos = nearby.get(fact_id) if nearby is not None else None
+        english = cos if cos is not None else 0.0
+        return fuse(english, across.get(fact_id)) if across is not None else english
 
     return similar
 
@@ -55,6 +67,7 @@ def recall(
     settings: Settings,
     now: datetime,
     semantic: tuple[str, Nearby] | None = None,
+    across: Nearby | None = None,
 ) -> Recall:
     query_words = content_words(query)
     match = sorted(search_words(query))
@@ -63,10 +76,13 @@ def recall(
     best_rank = min((r for _, r in hits), default=-1.0) or -1.0
     for fact, rank in hits:
         ranked[fact.id] = rank / best_rank if best_rank else 0.0
-    similar = _semantic_scores(semantic)
-    w_cos, w_cover, w_bm25 = DENSE_WEIGHTS if semantic else LEXICAL_WEIGHTS
+    similar = _semantic_scores(semantic, across)
+    dense = semantic is not None or across is not None
+    w_cos, w_cover, w_bm25 = DENSE_WEIGHTS if dense else LEXICAL_WEIGHTS
     # The nearest facts by meaning join the lexical hits, even with no word in common.
     close = semantic[1].best(SEARCH_WIDTH) if semantic else []
+    if across is not None:
+        close = list(dict.fromkeys([*close, *across.best(SEARCH_WIDTH)]))
     if match or close:
         # Without their conflict links: only the few chosen below need them, and a dense
         # conflict graph makes loading them for every candidate the costly part of recall.

@@ -243,6 +243,27 @@ class RecordsSQL(SQLBase):
     def delete_vectors(self, fact_id: str) -> None:
         self._run("DELETE FROM vectors WHERE fact_id = ?", (fact_id,))
 
+    def ids_starting(self, user: str, prefix: str, limit: int = 3) -> list[str]:
+        """The user's fact ids that begin with `prefix` (substr, so no character is a
+        wildcard), in order."""
+        return [
+            r[0]
+            for r in self._run(
+                'SELECT id FROM facts WHERE "user" = ? AND substr(id, 1, ?) = ? ORDER BY id '
+                "LIMIT ?",
+                (user, len(prefix), prefix, limit),
+            ).fetchall()
+        ]
+
+    def has_vectors(self, user: str, model: str) -> bool:
+        """Whether any of the user's facts holds a vector from `model`."""
+        row = self._run(
+            "SELECT 1 FROM vectors v JOIN facts f ON f.id = v.fact_id WHERE v.model = ? AND "
+            'f."user" = ? LIMIT 1',
+            (model, user),
+        ).fetchone()
+        return row is not None
+
     def facts_without_vector(self, user: str, model: str) -> list[tuple[str, str]]:
         """(id, text) of the user's facts that have no vector from `model`."""
         return [
