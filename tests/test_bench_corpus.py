@@ -59,3 +59,12 @@ def test_bench_on_real_style_facts_and_on_a_corpus(tmp_path, style):
     (run,) = report["runs"]
     assert run["facts"] == 60 and run["decisions_identical"] is True
     assert run["remember_p50_ms"] > 0 and run["recall_p50_ms"] > 0
+
+
+def test_the_bench_table_fits_an_80_column_terminal(tmp_path):
+    args = ["--embedder", "none", "bench", "--facts", "30,60", "--writes", "5", "--writers", "0"]
+    result = CliRunner().invoke(cli, ["--db", str(tmp_path / "b.db"), *args], terminal_width=80)
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output  # no figure cut short
+    assert all(len(line) <= 80 for line in result.output.splitlines())
+    assert "remember p50 ms" in result.output and "60 facts" in result.output

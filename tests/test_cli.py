@@ -107,8 +107,8 @@ def test_compare_explain(run):
     assert data["action"] == "merge" and data["lexical"]["winner"] == "jaccard"
     gates = {g["gate"]: g["passed"] for g in data["gates"]}
     assert gates["score 1.00 >= merge line 0.85"] is True
-    assert gates["no disagreement found"] is True
-    assert "pass" in out.output and "fail" in out.output
+    assert gates["a disagreement found"] is False
+    assert "yes  a disagreement found" in out.output
 
 
 @pytest.mark.parametrize(
@@ -192,6 +192,10 @@ def test_demo_shows_merge_conflict_notice_resolve_undo():
     assert result.exit_code == 0, result.output
     for expected in ("merged", "conflict", "Ask the user which is current", "superseded", "undid"):
         assert expected in result.output
+    # The conflict's other side is shown when it is stored; the end says what happened, and next.
+    assert 'remember "I live in Berlin"' in result.output
+    assert "temporary store is deleted (--keep keeps it)" in result.output
+    assert "Next:" in result.output
 
 
 def test_python_dash_m_and_console_script(db):

@@ -361,3 +361,14 @@ def test_a_prompt_task_asks_the_companion_with_its_memory(tmp_path, monkeypatch)
     # With the model gone, the run is an error that backs off, not a crash.
     failed = json.loads(runner.invoke(cli, [*base, "run-now", job["id"], "--json"]).output)
     assert failed["status"] == "error" and "retry in 30 s" in failed["reason"]
+
+
+def test_tasks_run_once_runs_what_is_due_and_exits(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANKITA_TASKS_DB", str(tmp_path / "tasks.db"))
+    runner = CliRunner()
+    added = runner.invoke(cli, ["tasks", "add", "later", "--every", "1d", "--action", "conflicts"])
+    assert added.exit_code == 0, added.output
+    args = ["--db", str(tmp_path / "m.db"), "--embedder", "none", "tasks", "run", "--once"]
+    once = runner.invoke(cli, args)
+    assert once.exit_code == 0, once.output
+    assert "0 run(s) finished; nothing else is due" in once.output

@@ -24,7 +24,7 @@ from ankita._errors import (
 )
 from ankita._memory import Memory
 from ankita._models import Fact
-from ankita._validate import TERMINAL_CONTROL
+from ankita._validate import TERMINAL_CONTROL, validate_id
 
 T = TypeVar("T")
 
@@ -78,6 +78,18 @@ def _memory(ctx: click.Context) -> Memory:
     )
     ctx.call_on_close(memory.close)
     return memory
+
+
+def full_id(memory: Memory, given: str) -> str:
+    """A fact id as typed: whole, or a unique prefix of one (as git takes commits)."""
+    given = validate_id(given)
+    if memory.store.get_fact(memory.user, given) is not None:
+        return given
+    found = memory.store.ids_starting(memory.user, given)
+    if len(found) > 1:
+        shown = ", ".join(found[:2]) + (", ..." if len(found) > 2 else "")
+        raise InvalidInput(f"{given!r} is the start of several fact ids ({shown}): type more")
+    return found[0] if found else given
 
 
 def _with_progress(

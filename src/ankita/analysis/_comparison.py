@@ -64,7 +64,7 @@ class Gates:
                 self.model_reads,
             ),
             ("disagreement check on", self.detect),
-            ("no disagreement found", not self.findings),
+            ("a disagreement found", bool(self.findings)),
             (f"frame related: {self.frame_score:.2f} >= {line:.2f}", self.frame_score >= line),
             (
                 "same named subject" + (f" (not: '{apart[0]}' vs '{apart[1]}')" if apart else ""),

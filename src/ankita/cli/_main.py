@@ -18,6 +18,7 @@ from ankita._console import (
     console,
     err_console,
     esc,
+    full_id,
     json_option,
     printable,
 )
@@ -202,7 +203,8 @@ def list_(
 @click.pass_context
 def show(ctx: click.Context, fact_id: str, as_json: bool) -> None:
     """Show one fact."""
-    fact = _memory(ctx).get(fact_id)
+    memory = _memory(ctx)
+    fact = memory.get(full_id(memory, fact_id))
     if as_json:
         _print_json(fact.to_dict())
     else:
@@ -216,7 +218,8 @@ def _simple(name: str, help_: str, call: Callable[[Memory, str], Fact], done: st
     @json_option
     @click.pass_context
     def command(ctx: click.Context, fact_id: str, as_json: bool) -> None:
-        fact = call(_memory(ctx), fact_id)
+        memory = _memory(ctx)
+        fact = call(memory, full_id(memory, fact_id))
         if as_json:
             _print_json(fact.to_dict())
         else:
@@ -282,7 +285,9 @@ def conflicts(ctx: click.Context, limit: int, offset: int, possible: bool, as_js
 @click.pass_context
 def promote(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
     """A possible conflict between A and B is a real one: recall will ask which is current."""
-    pair = _memory(ctx).promote(a, b)
+    memory = _memory(ctx)
+    a, b = full_id(memory, a), full_id(memory, b)
+    pair = memory.promote(a, b)
     if as_json:
         _print_json(pair.to_dict())
     else:
@@ -295,7 +300,9 @@ def promote(ctx: click.Context, a: str, b: str, as_json: bool) -> None:
 @click.pass_context
 def clear_conflict(ctx: click.Context, a: str, b: str) -> None:
     """Both A and B are true: remove the flag from both sides."""
-    _memory(ctx).clear_conflict(a, b)
+    memory = _memory(ctx)
+    a, b = full_id(memory, a), full_id(memory, b)
+    memory.clear_conflict(a, b)
     console.print(f"cleared the conflict between {a} and {b}")
 
 
@@ -306,7 +313,9 @@ def clear_conflict(ctx: click.Context, a: str, b: str) -> None:
 @click.pass_context
 def resolve(ctx: click.Context, keep: str, over: str, as_json: bool) -> None:
     """KEEP is current: OVER becomes superseded (reversible with undo)."""
-    fact = _memory(ctx).resolve(keep=keep, over=over)
+    memory = _memory(ctx)
+    keep, over = full_id(memory, keep), full_id(memory, over)
+    fact = memory.resolve(keep=keep, over=over)
     if as_json:
         _print_json(fact.to_dict())
     else:
@@ -319,7 +328,9 @@ def resolve(ctx: click.Context, keep: str, over: str, as_json: bool) -> None:
 @click.pass_context
 def history(ctx: click.Context, fact_id: str, as_json: bool) -> None:
     """Every event that touched a fact."""
-    events = _memory(ctx).history(fact_id)
+    memory = _memory(ctx)
+    fact_id = full_id(memory, fact_id)
+    events = memory.history(fact_id)
     if as_json:
         _print_json([e.to_dict() for e in events])
         return
@@ -403,8 +414,9 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
             console.print(f"  finding: {esc(shown_words(str(finding), a, b))}")
         if c.findings:
             console.print(f"  frame score without the disagreeing words: {c.frame_score:.2f}")
-        for name, passed in c.gates:
-            mark = "[green]pass[/green]" if passed else "[red]fail[/red]"
+        # Each line is a condition the decision read, true or not (not a test passed).
+        for name, holds in c.gates:
+            mark = "[green]yes[/green]" if holds else "[dim]no [/dim]"
             console.print(f"  {mark}  {esc(name)}")
 
 

@@ -169,10 +169,14 @@ def bench(
     ]
     if any("import_vs_embedder" in run for run in report["runs"]):
         columns += ["import_vs_embedder", "import_bound_vs_embedder"]
-    for column in columns:
-        table.add_column(column.replace("_", " "))
+    # One row per figure and one column per store size: it fits in 80 columns, where a column
+    # per figure (12 of them) cut every number to "10…".
+    table.add_column("")
     for run in report["runs"]:
-        table.add_row(*[esc(str(run.get(c, run.get("error", "")))) for c in columns])
+        table.add_column(f"{run.get('facts', '?')} facts", overflow="fold")
+    for column in columns[1:]:
+        values = [esc(str(run.get(column, run.get("error", "")))) for run in report["runs"]]
+        table.add_row(column.replace("_", " "), *values)
     console.print(table)
     if "concurrent" in report:
         c = report["concurrent"]

@@ -349,9 +349,11 @@ def tasks_run_now(ctx: click.Context, job_id: str, as_json: bool) -> None:
 
 
 @tasks.command(name="run")
+@click.option("--once", is_flag=True, help="Run what is due now, then exit.")
 @click.pass_context
-def tasks_run(ctx: click.Context) -> None:
-    """Keep running due tasks (every second) until stopped; recovers interrupted runs first."""
+def tasks_run(ctx: click.Context, once: bool) -> None:
+    """Run due tasks every second until Ctrl-C (or, with --once, what is due now); recovers
+    interrupted runs first. Each run prints as it finishes."""
     s = _scheduler(ctx)
     s.subscribe(
         lambda run: console.print(
@@ -359,12 +361,17 @@ def tasks_run(ctx: click.Context) -> None:
         )
     )
     s.recover()
+    if once:
+        ran = s.tick()
+        console.print(f"{len(ran)} run(s) finished; nothing else is due")
+        return
+    console.print("running due tasks every second; Ctrl-C stops")
     try:
         while True:
             s.tick()
             time.sleep(1)
     except KeyboardInterrupt:
-        pass
+        console.print("stopped")
 
 
 @tasks.command(name="inbox")

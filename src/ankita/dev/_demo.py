@@ -39,7 +39,7 @@ def run_demo(console: Console, keep: bool = False, embedder: str = "auto") -> No
         console.rule("2. A disagreement is flagged, not overwritten")
         switched = memory.remember("I switched from Postgres to SQLite", kind="tool")
         _show(console, "I switched from Postgres to SQLite", switched)
-        memory.remember("I live in Berlin", kind="location")
+        _show(console, "I live in Berlin", memory.remember("I live in Berlin", kind="location"))
         moved = memory.remember("I live in Munich", kind="location")
         _show(console, "I live in Munich", moved)
 
@@ -63,3 +63,9 @@ def run_demo(console: Console, keep: bool = False, embedder: str = "auto") -> No
         for leftover in Path(folder).iterdir():
             leftover.unlink()
         Path(folder).rmdir()
+        console.print("\n[dim]The temporary store is deleted (--keep keeps it).[/dim]")
+    console.print(
+        'Next: [bold]ankita remember "..."[/bold] writes to your own store, '
+        "[bold]ankita --help[/bold] lists every command, and the README shows Python, HTTP and "
+        "MCP."
+    )

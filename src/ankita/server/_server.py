@@ -69,7 +69,9 @@ class FactIn(_Strict):
     text: str = Field(description="The fact, 1-2000 characters.")
     kind: str = Field("fact", description="A lowercase slug: preference, tool, location, ...")
     pinned: bool = False
-    source: str | None = Field(None, description="Who wrote it (chat, user, import, ...).")
+    source: str | None = Field(
+        "api", description='Who wrote it (chat, user, import, ...); "api" unless given.'
+    )
 
 
 class RecallIn(_Strict):
