@@ -14,7 +14,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from ankita.companion._scheduler import Scheduler
+from ankita.companion.tasks._scheduler import Scheduler
 
 start = datetime(2026, 3, 2, 0, 0, tzinfo=timezone.utc)
 now = {"t": start}

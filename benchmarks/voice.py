@@ -28,9 +28,9 @@ from functools import partial
 
 import numpy as np
 
-from ankita.companion._echo import EchoCanceller
-from ankita.companion._live import BLOCK, Vad, speak_over, stop_latency
-from ankita.companion._speech import RATE, Recognizer, StopSpotter, synthesize, to_pcm
+from ankita.companion.voice._echo import EchoCanceller
+from ankita.companion.voice._live import BLOCK, Vad, speak_over, stop_latency
+from ankita.companion.voice._speech import RATE, Recognizer, StopSpotter, synthesize, to_pcm
 from ankita.dev._speechset import COMMANDS, room_echo_path, word_errors
 
 STOP_WORDS = ("stop", "cancel")

@@ -118,8 +118,8 @@ def chat_model(monkeypatch: pytest.MonkeyPatch):
 @pytest.fixture
 def responder(tmp_path: Path, chat_model):
     """The companion as the channels' relay uses it, its memory in tmp_path/memory.db."""
-    from ankita.companion._model import open_model
-    from ankita.companion._relay import CompanionResponder
+    from ankita.companion.channels._relay import CompanionResponder
+    from ankita.companion.chat._model import open_model
 
     answering = CompanionResponder(
         lambda user: Memory(tmp_path / "memory.db", user=user, embedder="none"),

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankita.cli import cli
-from ankita.companion._channels import Channels
+from ankita.companion.channels._channels import Channels
 from fake_telegram import TOKEN, FakeTelegram
 
 
@@ -242,7 +242,7 @@ def test_channels_test_checks_credentials_and_sends_one_message(env, monkeypatch
 
 def test_an_unknown_channel_name_is_refused_and_frees_the_store(tmp_path, env):
     from ankita import InvalidInput
-    from ankita.companion._relay import Relay
+    from ankita.companion.channels._relay import Relay
 
     CliRunner().invoke(cli, ["channels", "add", "tg", "--platform", "telegram"])
     relay = Relay(tmp_path / "channels.db", lambda message, config: None, only=["nope"])

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from ankita.companion._channels import Channels
-from ankita.companion._relay import open_adapter
-from ankita.companion._sending import RESENT_NOTE
+from ankita.companion.channels._channels import Channels
+from ankita.companion.channels._relay import open_adapter
+from ankita.companion.channels._sending import RESENT_NOTE
 from fake_discord import TOKEN as DISCORD_TOKEN
 from fake_discord import FakeDiscord
 from fake_slack import APP_TOKEN, BOT_TOKEN, FakeSlack

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from ankita import Memory
-from ankita.companion._channels import Channels
-from ankita.companion._relay import Relay, open_adapter
+from ankita.companion.channels._channels import Channels
+from ankita.companion.channels._relay import Relay, open_adapter
 from fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
 
 

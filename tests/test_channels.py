@@ -6,9 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ankita import InvalidInput, NotFound
-from ankita.companion._channels import Channels, Inbound
-from ankita.companion._outbox import MAX_ATTEMPTS, SEND_LEASE
-from ankita.companion._sending import Permanent, RetryAfter, Sent, Transient, classify_http
+from ankita.companion.channels._channels import Channels, Inbound
+from ankita.companion.channels._outbox import MAX_ATTEMPTS, SEND_LEASE
+from ankita.companion.channels._sending import Permanent, RetryAfter, Sent, Transient, classify_http
 
 
 @pytest.fixture
@@ -304,7 +304,7 @@ def test_an_outbox_of_an_earlier_version_gains_the_idempotency_key(tmp_path, clo
 
 
 def test_long_replies_go_out_in_parts_within_the_platform_limit(channels):
-    from ankita.companion._outbox import MAX_LENGTH
+    from ankita.companion.channels._outbox import MAX_LENGTH
 
     channels.add("dc", "discord", dm_policy="open")
     paragraph = "I remember that you like long walks by the river. " * 30
@@ -320,7 +320,7 @@ def test_long_replies_go_out_in_parts_within_the_platform_limit(channels):
 
 @given(st.text(alphabet=st.sampled_from("ab .\n!?"), max_size=400), st.integers(8, 60))
 def test_split_keeps_every_character_but_the_whitespace_at_cuts(text, limit):
-    from ankita.companion._sending import split_message
+    from ankita.companion.channels._sending import split_message
 
     parts = split_message(text, limit)
     assert all(0 < len(p) <= limit for p in parts)

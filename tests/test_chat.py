@@ -19,7 +19,7 @@ from ankita.companion import (
     Transcripts,
     open_model,
 )
-from ankita.companion._runtime import FALLBACK_SUMMARY, FLUSH_PROMPT, KEEP_RECENT
+from ankita.companion.chat._runtime import FALLBACK_SUMMARY, FLUSH_PROMPT, KEEP_RECENT
 from fakemodel import FakeModel, Say, scripted_brain
 
 
@@ -389,7 +389,7 @@ def test_a_resumed_conversation_may_ask_its_question_once_more(tmp_path, fake, p
 def test_a_turn_holds_a_short_busy_lease_renewed_while_it_runs(tmp_path, monkeypatch):
     from datetime import datetime, timedelta, timezone
 
-    from ankita.companion import _runtime
+    from ankita.companion.chat import _runtime
 
     monkeypatch.setattr(_runtime, "BUSY_LEASE_S", 1.5)  # renewed every 0.5 s
     fake = FakeModel(lambda body: Say("Once upon a time " * 6, gap_s=1.1))

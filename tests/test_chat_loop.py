@@ -11,7 +11,7 @@ from rich.console import Console
 
 from ankita import Memory
 from ankita.companion import Companion, ModelSettings, Persona, Transcripts, open_model
-from ankita.companion._chatloop import ChatLoop
+from ankita.companion.chat._chatloop import ChatLoop
 from fakemodel import FakeModel, Say
 
 

@@ -138,6 +138,30 @@ def test_the_engine_never_imports_the_companion_or_a_door():
         }, module
 
 
+COMPANION_PARTS = {"chat", "persona", "tasks", "channels", "voice"}
+# What may stay at the companion's top: its public names, the CLI over all parts, the app
+# launcher chat and voice share, where its files live, their SQLite helper, and the seam.
+COMPANION_TOP = {"__init__", "_cli", "_apps", "_paths", "_localdb", "state"}
+
+
+def test_the_companion_shows_its_parts():
+    root = SRC / "companion"
+    parts = {p.name for p in root.iterdir() if (p / "__init__.py").exists()}
+    assert parts == COMPANION_PARTS
+    for part in parts:
+        purpose = ast.get_docstring(ast.parse((root / part / "__init__.py").read_text()))
+        assert purpose and len(purpose.splitlines()) == 1, f"{part}: a one-line purpose"
+    assert {p.stem for p in root.glob("*.py")} == COMPANION_TOP
+
+
+def test_the_server_reads_the_companion_through_its_one_seam():
+    graph = imports()
+    reached = {
+        t for m in graph if part_of(m) == "server" for t in graph[m] if part_of(t) == "companion"
+    }
+    assert reached == {"ankita.companion.state"}
+
+
 def test_no_import_circle():
     graph = imports()
     graph.pop("ankita")  # the package re-exports; its parts never import it back in a circle

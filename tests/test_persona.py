@@ -142,7 +142,7 @@ def png_with(card: dict, keyword: str) -> bytes:
     import struct
     import zlib
 
-    from ankita.companion._cardpng import blank_image
+    from ankita.companion.persona._cardpng import blank_image
 
     def chunk(kind, body):
         return (
@@ -182,7 +182,7 @@ def test_a_png_card_is_imported_and_a_card_exported_as_png(tmp_path, monkeypatch
 
 
 def test_a_png_without_a_card_or_damaged_is_a_clear_error(tmp_path, monkeypatch):
-    from ankita.companion._cardpng import blank_image
+    from ankita.companion.persona._cardpng import blank_image
 
     monkeypatch.setenv("ANKITA_PERSONA", str(tmp_path / "persona.json"))
     runner = CliRunner()
@@ -202,7 +202,7 @@ def test_a_png_without_a_card_or_damaged_is_a_clear_error(tmp_path, monkeypatch)
 
 
 def test_post_history_instructions_come_after_the_history():
-    from ankita.companion._persona import post_history
+    from ankita.companion.persona._persona import post_history
 
     card = Persona.from_dict(
         {**V2_CARD, "data": {**V2_CARD["data"], "post_history_instructions": "Stay with {{user}}."}}

@@ -409,7 +409,7 @@ def test_settings_view_edits_the_personality_card(db_path, served, page):
 
 def test_tasks_view_shows_a_finished_run_without_reload(db_path, served, page):
     from ankita.companion._paths import tasks_db_path
-    from ankita.companion._scheduler import Scheduler
+    from ankita.companion.tasks._scheduler import Scheduler
 
     tasks = Scheduler(tasks_db_path(), lambda job: "Time to stretch!")
     job = tasks.add("stretch", "every 1h", "Remind me to stretch")

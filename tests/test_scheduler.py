@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from ankita import InvalidInput
 from ankita.cli import cli
-from ankita.companion._scheduler import BACKOFF_S, Scheduler
+from ankita.companion.tasks._scheduler import BACKOFF_S, Scheduler
 
 
 class Clock:

@@ -3,7 +3,7 @@
 import pytest
 
 from ankita import InvalidInput, NotFound
-from ankita.companion._voice import (
+from ankita.companion.voice._voice import (
     FOLLOW_UP,
     HINT,
     LISTENING,

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from ankita import InvalidInput
 from ankita.cli import cli
-from ankita.companion import _dictation
-from ankita.companion._speech import Recognizer, dictation_engine, synthesize, to_pcm
+from ankita.companion.voice import _dictation
+from ankita.companion.voice._speech import Recognizer, dictation_engine, synthesize, to_pcm
 from ankita.dev._speechset import COMMANDS, word_errors
 
 if shutil.which("espeak-ng") is None:

@@ -10,9 +10,9 @@ import shutil
 import numpy as np
 import pytest
 
-from ankita.companion._echo import EchoCanceller
-from ankita.companion._live import BLOCK, VirtualAudio, speak_over, stop_latency
-from ankita.companion._speech import RATE, StopSpotter, synthesize
+from ankita.companion.voice._echo import EchoCanceller
+from ankita.companion.voice._live import BLOCK, VirtualAudio, speak_over, stop_latency
+from ankita.companion.voice._speech import RATE, StopSpotter, synthesize
 from ankita.dev._speechset import room_echo_path
 
 REPLY = (

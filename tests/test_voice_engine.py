@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from ankita import Memory
 from ankita.cli import cli
 from ankita.companion import Companion, ModelSettings, Persona, Transcripts, open_model
-from ankita.companion._voiceproc import VoiceError, VoiceProcess
+from ankita.companion.voice._voiceproc import VoiceError, VoiceProcess
 from fakemodel import FakeModel
 
 PHRASES = ["ankita", "stop", "cancel", "tell me a story", "and tomorrow", "open the calculator"]

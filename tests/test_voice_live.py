@@ -11,15 +11,15 @@ import pytest
 from click.testing import CliRunner
 
 from ankita.cli import cli
-from ankita.companion._live import Engines, LiveSession, VirtualAudio, stop_latency
-from ankita.companion._speech import (
+from ankita.companion.voice._live import Engines, LiveSession, VirtualAudio, stop_latency
+from ankita.companion.voice._speech import (
     RATE,
     Recognizer,
     StopSpotter,
     synthesize,
     to_pcm,
 )
-from ankita.companion._voice import Voice, VoiceSettings
+from ankita.companion.voice._voice import Voice, VoiceSettings
 from ankita.dev._speechset import COMMANDS
 from fakemodel import Say
 

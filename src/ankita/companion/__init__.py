@@ -4,8 +4,8 @@ with the memory tools, sessions, compaction, reply classes and lanes.
 The memory core never imports this package.
 """
 
-from ankita.companion._lanes import Lane, Lanes
-from ankita.companion._model import (
+from ankita.companion.chat._lanes import Lane, Lanes
+from ankita.companion.chat._model import (
     ChatModel,
     ModelReply,
     ModelSettings,
@@ -13,11 +13,16 @@ from ankita.companion._model import (
     OpenAIChat,
     ToolCall,
 )
-from ankita.companion._model import open_model as open_model
-from ankita.companion._persona import Persona, build_system_prompt, load_persona, save_persona
-from ankita.companion._replies import Classified, classify
-from ankita.companion._runtime import Companion, Turn
-from ankita.companion._transcripts import Transcripts
+from ankita.companion.chat._model import open_model as open_model
+from ankita.companion.chat._replies import Classified, classify
+from ankita.companion.chat._runtime import Companion, Turn
+from ankita.companion.chat._transcripts import Transcripts
+from ankita.companion.persona._persona import (
+    Persona,
+    build_system_prompt,
+    load_persona,
+    save_persona,
+)
 
 __all__ = [
     "ChatModel",

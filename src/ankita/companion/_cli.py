@@ -19,16 +19,16 @@ from ankita._console import _memory, _print_json, console, err_console, esc
 from ankita._errors import InvalidInput, ModelError, NotFound
 from ankita._files import replacing
 from ankita.companion._apps import AppIndex
-from ankita.companion._cardpng import card_text, with_card
-from ankita.companion._channels import Channels
-from ankita.companion._chatloop import ChatLoop
-from ankita.companion._model import SETUP_HELP, ModelSettings, open_model
 from ankita.companion._paths import channels_db_path, chat_db_path, persona_path, tasks_db_path
-from ankita.companion._persona import Persona, load_persona, save_persona
-from ankita.companion._runtime import Companion
-from ankita.companion._schedule import Job, check_target
-from ankita.companion._scheduler import Scheduler
-from ankita.companion._transcripts import Transcripts
+from ankita.companion.channels._channels import Channels
+from ankita.companion.chat._chatloop import ChatLoop
+from ankita.companion.chat._model import SETUP_HELP, ModelSettings, open_model
+from ankita.companion.chat._runtime import Companion
+from ankita.companion.chat._transcripts import Transcripts
+from ankita.companion.persona._cardpng import card_text, with_card
+from ankita.companion.persona._persona import Persona, load_persona, save_persona
+from ankita.companion.tasks._schedule import Job, check_target
+from ankita.companion.tasks._scheduler import Scheduler
 
 
 @click.command()

@@ -232,30 +232,25 @@ def create_app(
     @app.get("/v1/persona", tags=["persona"])
     def get_persona(user: OwnerDep) -> dict[str, Any]:
         """The companion's personality card (one per installation)."""
-        from ankita.companion._paths import persona_path
-        from ankita.companion._persona import load_persona
+        from ankita.companion.state import read_card
 
-        return load_persona(persona_path()).card
+        return read_card()
 
     @app.put("/v1/persona", tags=["persona"])
     def put_persona(user: OwnerDep, body: PersonaIn) -> dict[str, Any]:
         """Replace the card; it is checked first, and unknown fields are kept as sent."""
-        from ankita.companion._paths import persona_path
-        from ankita.companion._persona import Persona, save_persona
+        from ankita.companion.state import write_card
 
-        card = Persona.from_dict(body.card, "the card")
         with persona_lock:
-            save_persona(card, persona_path())
-        return card.card
+            return write_card(body.card)
 
     def task_store() -> Any:
-        from ankita.companion._paths import tasks_db_path
-        from ankita.companion._scheduler import Scheduler
+        from ankita.companion.state import tasks
 
         def read_only(job: Any) -> str:
             raise InvalidInput("the server shows tasks; `ankita tasks run` runs them")
 
-        return Scheduler(tasks_db_path(), read_only)
+        return tasks(read_only)
 
     @app.get("/v1/tasks", tags=["tasks"])
     def list_tasks(user: OwnerDep) -> list[dict[str, Any]]:

@@ -12,8 +12,8 @@ from rich.console import Console
 
 from ankita._console import esc
 from ankita._errors import AnkitaError
-from ankita.companion._input import clean_message
-from ankita.companion._runtime import Companion
+from ankita.companion.chat._input import clean_message
+from ankita.companion.chat._runtime import Companion
 
 HELP = """Commands (never sent to the model):
   /help    this list

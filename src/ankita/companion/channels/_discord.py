@@ -17,9 +17,16 @@ import re
 from typing import Any
 
 from ankita._errors import ChannelError
-from ankita.companion._adapter import Adapter, LoopThread
-from ankita.companion._channels import Inbound
-from ankita.companion._sending import Attempt, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion.channels._adapter import Adapter, LoopThread
+from ankita.companion.channels._channels import Inbound
+from ankita.companion.channels._sending import (
+    Attempt,
+    Permanent,
+    RetryAfter,
+    SendResult,
+    Sent,
+    Transient,
+)
 
 READY_TIMEOUT_S = 30
 MAX_LIBRARY_WAIT_S = 10.0

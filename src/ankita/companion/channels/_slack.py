@@ -14,9 +14,16 @@ import re
 from typing import Any
 
 from ankita._errors import ChannelError
-from ankita.companion._adapter import Adapter
-from ankita.companion._channels import Inbound
-from ankita.companion._sending import Attempt, Permanent, RetryAfter, SendResult, Sent, Transient
+from ankita.companion.channels._adapter import Adapter
+from ankita.companion.channels._channels import Inbound
+from ankita.companion.channels._sending import (
+    Attempt,
+    Permanent,
+    RetryAfter,
+    SendResult,
+    Sent,
+    Transient,
+)
 
 DEFAULT_API = "https://slack.com/api/"
 METADATA_EVENT = "ankita_outbox"  # the metadata type that carries a message's outbox key

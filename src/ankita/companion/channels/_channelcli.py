@@ -12,8 +12,8 @@ from ankita import Memory
 from ankita._console import _print_json, console, err_console, esc
 from ankita._errors import ChannelError, InvalidInput, ModelError, NotFound
 from ankita.companion._cli import _channels, _scheduler
-from ankita.companion._model import open_model
 from ankita.companion._paths import channels_db_path, chat_db_path, persona_path
+from ankita.companion.chat._model import open_model
 
 # -- channels ------------------------------------------------------------------------------
 
@@ -28,7 +28,7 @@ def channels() -> None:
 def channels_list(as_json: bool) -> None:
     """Configured channels: policies, whether their secrets are set (never the values), and
     their outbox (anything not listed is denied)."""
-    from ankita.companion._adapter import load_secrets
+    from ankita.companion.channels._adapter import load_secrets
 
     store = _channels()
     rows, counts = store.configured(), store.outbox_counts()
@@ -144,8 +144,8 @@ def _report(line: str) -> None:
 @click.option("--to", "chat_id", default=None, help="Also send a test message to this chat id.")
 def channels_test(name: str, chat_id: str | None) -> None:
     """Check a channel's credentials (and send one message with --to)."""
-    from ankita.companion._relay import open_adapter
-    from ankita.companion._sending import Sent
+    from ankita.companion.channels._relay import open_adapter
+    from ankita.companion.channels._sending import Sent
 
     config = _channels().configured_channel(name)
     adapter = open_adapter(config, lambda updates, offset: None, _report, None)
@@ -187,7 +187,7 @@ def channels_run(ctx: click.Context, names: tuple[str, ...], with_tasks: bool) -
     """Connect the channels (all, or NAMES) and answer as the companion until stopped."""
     import signal
 
-    from ankita.companion._relay import CompanionResponder, Relay
+    from ankita.companion.channels._relay import CompanionResponder, Relay
 
     opts = ctx.find_root().obj
 

@@ -14,10 +14,10 @@ from datetime import timedelta
 from typing import Any
 
 from ankita._errors import ChannelError
-from ankita.companion._adapter import Adapter, LoopThread
-from ankita.companion._channels import Inbound
-from ankita.companion._outbox import MAX_LENGTH
-from ankita.companion._sending import (
+from ankita.companion.channels._adapter import Adapter, LoopThread
+from ankita.companion.channels._channels import Inbound
+from ankita.companion.channels._outbox import MAX_LENGTH
+from ankita.companion.channels._sending import (
     RESENT_NOTE,
     Attempt,
     Permanent,

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ankita._errors import InvalidInput
-from ankita.companion._echo import EchoCanceller
-from ankita.companion._speech import MARGIN_S, RATE, SILENCE_S, to_pcm
-from ankita.companion._voice import SPEAKING, Voice
+from ankita.companion.voice._echo import EchoCanceller
+from ankita.companion.voice._speech import MARGIN_S, RATE, SILENCE_S, to_pcm
+from ankita.companion.voice._voice import SPEAKING, Voice
 
 BLOCK = RATE // 50  # 20 ms
 BLOCK_S = BLOCK / RATE

@@ -27,17 +27,17 @@ from ankita._errors import AnkitaError, InvalidInput, ModelError, NotFound
 from ankita._jsonl import parse_json
 from ankita._memory import Memory
 from ankita.companion._apps import AppIndex
-from ankita.companion._input import clean_message
-from ankita.companion._lanes import Lanes
-from ankita.companion._model import ChatModel, ModelReply
-from ankita.companion._persona import (
+from ankita.companion.chat._input import clean_message
+from ankita.companion.chat._lanes import Lanes
+from ankita.companion.chat._model import ChatModel, ModelReply
+from ankita.companion.chat._replies import classify, strip_head_token
+from ankita.companion.chat._transcripts import Message, Transcripts, validate_session
+from ankita.companion.persona._persona import (
     Persona,
     build_system_prompt,
     estimate_tokens,
     post_history,
 )
-from ankita.companion._replies import classify, strip_head_token
-from ankita.companion._transcripts import Message, Transcripts, validate_session
 
 MAX_TOOL_ROUNDS = 5
 KEEP_RECENT = 6  # messages kept verbatim through a compaction

@@ -28,7 +28,7 @@ class VoiceError(AnkitaError):
 
 def serve(requests: Any, results: Any, phrases: Sequence[str], dictation: str) -> None:
     """The child: recognise WAV files and speak text to WAV files, one request at a time."""
-    from ankita.companion._speech import Recognizer, read_wav, speak_to_file, synthesize
+    from ankita.companion.voice._speech import Recognizer, read_wav, speak_to_file, synthesize
 
     recognizer = Recognizer(phrases, dictation=dictation)
     while True:

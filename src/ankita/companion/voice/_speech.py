@@ -217,7 +217,7 @@ DICTATION = ("auto", "whisper", "pocketsphinx")
 
 def dictation_engine(choice: str) -> str:
     """Which engine free dictation uses: `auto` is Whisper when installed, else pocketsphinx."""
-    from ankita.companion import _dictation
+    from ankita.companion.voice import _dictation
 
     if choice not in DICTATION:
         raise InvalidInput(f"dictation must be one of {', '.join(DICTATION)}, not {choice!r}")
@@ -249,7 +249,7 @@ class Recognizer:
         self.dictation = dictation_engine(dictation)
         self._whisper: Any = None
         if self.dictation == "whisper" and not self._grammar:
-            from ankita.companion._dictation import Dictation
+            from ankita.companion.voice._dictation import Dictation
 
             # Loaded now, not on the first thing the user says.
             self._whisper = Dictation(vocabulary=tuple(_clean([*wake_words, *stop_words])))

@@ -18,7 +18,7 @@ from typing import Any
 
 from ankita._errors import InvalidInput
 from ankita.companion._localdb import immediate
-from ankita.companion._sending import (
+from ankita.companion.channels._sending import (
     Attempt,
     Permanent,
     RetryAfter,

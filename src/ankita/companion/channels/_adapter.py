@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ankita._errors import InvalidInput
-from ankita.companion._channels import Inbound
 from ankita.companion._paths import data_dir
-from ankita.companion._sending import Attempt, SendResult
+from ankita.companion.channels._channels import Inbound
+from ankita.companion.channels._sending import Attempt, SendResult
 
 T = TypeVar("T")
 

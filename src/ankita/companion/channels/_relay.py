@@ -19,9 +19,9 @@ from typing import Any
 
 from ankita._errors import AnkitaError, ConfigError, InvalidInput, ModelError
 from ankita._files import private_file
-from ankita.companion._adapter import Adapter, Ingest, Report, load_secrets
-from ankita.companion._channels import Channels, Inbound
-from ankita.companion._sending import Attempt, Permanent, SendResult, Sent, describe
+from ankita.companion.channels._adapter import Adapter, Ingest, Report, load_secrets
+from ankita.companion.channels._channels import Channels, Inbound
+from ankita.companion.channels._sending import Attempt, Permanent, SendResult, Sent, describe
 
 # (message, its channel's configuration) -> the reply, or None to stay silent.
 Respond = Callable[[Inbound, dict[str, Any]], "str | None"]
@@ -230,7 +230,7 @@ class CompanionResponder:
     def __init__(
         self, open_memory: Callable[[str], Any], model: Any, persona_path: Path, chat_db: Path
     ) -> None:
-        from ankita.companion._lanes import Lanes
+        from ankita.companion.chat._lanes import Lanes
 
         self.open_memory = open_memory
         self.model = model
@@ -241,9 +241,9 @@ class CompanionResponder:
         self._transcripts: Any = None
 
     def __call__(self, message: Inbound, config: dict[str, Any]) -> str | None:
-        from ankita.companion._persona import load_persona
-        from ankita.companion._runtime import Companion
-        from ankita.companion._transcripts import Transcripts
+        from ankita.companion.chat._runtime import Companion
+        from ankita.companion.chat._transcripts import Transcripts
+        from ankita.companion.persona._persona import load_persona
 
         user = config["user"]
         memory = self.memories.get(user) or self.memories.setdefault(user, self.open_memory(user))

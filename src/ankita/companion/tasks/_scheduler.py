@@ -27,8 +27,8 @@ from typing import Any
 
 from ankita._errors import AnkitaError, InvalidInput, NotFound
 from ankita.companion._localdb import immediate, open_local
-from ankita.companion._replies import classify
-from ankita.companion._schedule import (
+from ankita.companion.chat._replies import classify
+from ankita.companion.tasks._schedule import (
     Job,
     check_schedule,
     check_target,

@@ -23,7 +23,7 @@ from typing import Any
 from ankita._errors import InvalidInput, NotFound
 from ankita._validate import validate_user
 from ankita.companion._localdb import immediate, open_local
-from ankita.companion._outbox import Outbox, iso_ms
+from ankita.companion.channels._outbox import Outbox, iso_ms
 
 DM_POLICIES = ("pairing", "allowlist", "open", "disabled")
 GROUP_POLICIES = ("open", "allowlist", "disabled")

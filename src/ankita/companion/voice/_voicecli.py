@@ -16,14 +16,14 @@ from ankita._console import _memory, console, esc
 from ankita._errors import InvalidInput, ModelError, NotFound
 from ankita._files import private_folder
 from ankita.companion._apps import AppIndex
-from ankita.companion._model import open_model
 from ankita.companion._paths import chat_db_path, persona_path
-from ankita.companion._persona import load_persona
-from ankita.companion._runtime import Companion
-from ankita.companion._speech import dictation_engine
-from ankita.companion._transcripts import Transcripts
-from ankita.companion._voice import SPEAKING, Voice, VoiceSettings, read_inputs
-from ankita.companion._voiceproc import VoiceError, VoiceProcess
+from ankita.companion.chat._model import open_model
+from ankita.companion.chat._runtime import Companion
+from ankita.companion.chat._transcripts import Transcripts
+from ankita.companion.persona._persona import load_persona
+from ankita.companion.voice._speech import dictation_engine
+from ankita.companion.voice._voice import SPEAKING, Voice, VoiceSettings, read_inputs
+from ankita.companion.voice._voiceproc import VoiceError, VoiceProcess
 
 
 @click.command()
@@ -209,8 +209,8 @@ def _steps(
 def _live(
     companion: Companion, engine: VoiceProcess, settings: VoiceSettings, stream_wav: str | None
 ) -> None:
-    from ankita.companion._live import DeviceAudio, Engines, LiveSession, VirtualAudio
-    from ankita.companion._speech import StopSpotter, read_wav_16k
+    from ankita.companion.voice._live import DeviceAudio, Engines, LiveSession, VirtualAudio
+    from ankita.companion.voice._speech import StopSpotter, read_wav_16k
 
     audio: Any = VirtualAudio(read_wav_16k(stream_wav)) if stream_wav else DeviceAudio()
     spotter = StopSpotter(settings.stop_words)

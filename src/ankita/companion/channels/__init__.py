@@ -1,0 +1,1 @@
+"""Channels: Telegram, Discord and Slack adapters, the access policy, the outbox and the relay."""

@@ -1,0 +1,1 @@
+"""Scheduled tasks and heartbeats: when a job is due, and running it."""

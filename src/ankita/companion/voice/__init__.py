@@ -1,0 +1,1 @@
+"""Voice: speech recognition, dictation, echo cancelling and the live loop."""
