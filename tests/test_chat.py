@@ -402,9 +402,8 @@ def test_a_turn_holds_a_short_busy_lease_renewed_while_it_runs(tmp_path, monkeyp
         def watch():
             while not done.is_set():
                 now = datetime.now(timezone.utc)
-                until = other.get("*", "busy_until")
-                if until:
-                    seen.append((other.busy(now), datetime.fromisoformat(until) - now))
+                for until in other.busy_marks():
+                    seen.append((other.busy(now), until - now))
                 time.sleep(0.05)
 
         watcher = threading.Thread(target=watch)
@@ -419,7 +418,7 @@ def test_a_turn_holds_a_short_busy_lease_renewed_while_it_runs(tmp_path, monkeyp
         assert seen and all(is_busy for is_busy, _ in seen)
         assert all(left <= timedelta(seconds=1.5) for _, left in seen)
         # ...and the mark was cleared when it ended.
-        assert not other.busy(datetime.now(timezone.utc))
+        assert not other.busy(datetime.now(timezone.utc)) and other.busy_marks() == []
         # A mark nobody renews (its process was killed) lapses within the lease.
         _runtime.mark_busy(other, True)
         assert other.busy(datetime.now(timezone.utc))
@@ -486,3 +485,18 @@ def test_control_characters_never_poison_a_session(tmp_path, fake):
     again = make(tmp_path, fake, "ollama", transcripts=chat.transcripts, memory=chat.memory)
     assert again.send("Where do I live?").kind != "silent"
     assert again.send("\x1b[2J").kind == "silent"  # nothing left to say: nothing sent
+
+
+def test_a_turn_ending_never_clears_another_turns_mark(tmp_path):
+    from datetime import datetime, timezone
+
+    from ankita.companion.chat import _runtime
+
+    transcripts = Transcripts(tmp_path / "chat.db")
+    _runtime.mark_busy(transcripts, True, "chat-turn")
+    _runtime.mark_busy(transcripts, True, "task-turn")
+    _runtime.mark_busy(transcripts, False, "task-turn")  # a task ends in the same tick
+    assert transcripts.busy(datetime.now(timezone.utc))  # the chat's turn still holds it
+    _runtime.mark_busy(transcripts, False, "chat-turn")
+    assert not transcripts.busy(datetime.now(timezone.utc))
+    transcripts.close()

@@ -276,3 +276,19 @@ def test_an_exported_card_is_private_and_a_bad_target_changes_nothing(tmp_path, 
         assert (tmp_path / "a-file").read_text() == "not a folder"
     finally:
         os.umask(old)
+
+
+def test_original_in_a_cards_system_prompt_is_ankitas_own_opening_line():
+    keeps = Persona.from_dict(
+        {
+            **V2_CARD,
+            "data": {**V2_CARD["data"], "system_prompt": "{{original}} Talk like a pirate."},
+        }
+    )
+    prompt = build_system_prompt(keeps, "sam")
+    assert "{{original}}" not in prompt and "Talk like a pirate." in prompt
+    assert "a companion who talks with sam and remembers what sam tells you" in prompt
+    replaces = Persona.from_dict(
+        {**V2_CARD, "data": {**V2_CARD["data"], "system_prompt": "Talk like a pirate."}}
+    )
+    assert "remembers what sam tells you" not in build_system_prompt(replaces, "sam")

@@ -372,3 +372,12 @@ def test_tasks_run_once_runs_what_is_due_and_exits(tmp_path, monkeypatch):
     once = runner.invoke(cli, args)
     assert once.exit_code == 0, once.output
     assert "0 run(s) finished; nothing else is due" in once.output
+
+
+def test_active_hours_on_a_plain_task_are_refused(tmp_path, clock):
+    s = scheduler(tmp_path, clock)
+    with pytest.raises(InvalidInput, match="heartbeats only"):
+        s.add("x", "every 1h", "prompt", active_hours="08:00-22:00")
+    assert s.jobs() == []
+    beat = s.add("y", "every 1h", "check in", kind="heartbeat", active_hours="08:00-22:00")
+    assert beat.active_hours == "08:00-22:00"

@@ -286,7 +286,7 @@ def standing(comparison: Comparison, new_text: str, old_text: str) -> str:
     # five sources; the fit gives it little weight only because word overlap says the same
     # in most of them, and a change stated in few shared words ("I moved to Lisbon") is the
     # one the user most needs asked about.
-    if values[1] and not values[2]:
+    if values[1] and not values[2] and not values[6]:  # not a flag the judge alone raised
         return SURE
     p = likelihood(values)
     return SURE if p >= SURE_LINE else POSSIBLE if p >= POSSIBLE_LINE else UNRELATED

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -429,10 +430,10 @@ class Companion:
         return running
 
 
-def mark_busy(transcripts: Transcripts, busy: bool) -> None:
-    """Mark a turn as running for BUSY_LEASE_S from now, or clear the mark."""
+def mark_busy(transcripts: Transcripts, busy: bool, lease: str = "") -> None:
+    """Mark a turn as running for BUSY_LEASE_S from now, or clear its mark."""
     until = datetime.now(timezone.utc) + timedelta(seconds=BUSY_LEASE_S)
-    transcripts.set_busy(until if busy else None)
+    transcripts.set_busy(until if busy else None, lease)
 
 
 class _BusyLease:
@@ -442,16 +443,17 @@ class _BusyLease:
 
     def __init__(self, transcripts: Transcripts) -> None:
         self.transcripts, self.done = transcripts, threading.Event()
+        self.lease = uuid.uuid4().hex  # this turn's own mark
         self.thread = threading.Thread(target=self._renew, name="busy-lease", daemon=True)
 
     def __enter__(self) -> None:
-        mark_busy(self.transcripts, True)  # the turn's thread: the session's own connection
+        mark_busy(self.transcripts, True, self.lease)  # the turn's thread: its own connection
         self.thread.start()
 
     def __exit__(self, *exc: object) -> None:
         self.done.set()
         self.thread.join()
-        mark_busy(self.transcripts, False)
+        mark_busy(self.transcripts, False, self.lease)
 
     def _renew(self) -> None:
         # A connection of its own, opened at the first renewal: most turns end before it.
@@ -459,7 +461,7 @@ class _BusyLease:
         try:
             while not self.done.wait(BUSY_LEASE_S / 3):
                 own = own or Transcripts(self.transcripts.path)
-                mark_busy(own, True)
+                mark_busy(own, True, self.lease)
         finally:
             if own is not None:
                 own.close()

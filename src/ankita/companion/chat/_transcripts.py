@@ -104,14 +104,25 @@ class Transcripts:
             )
         ]
 
-    def set_busy(self, until: datetime | None) -> None:
-        """Mark a conversation turn as running (until a deadline), for other processes: a
-        heartbeat never interrupts a live turn."""
-        self.put("*", "busy_until", until.isoformat() if until else "")
+    def set_busy(self, until: datetime | None, lease: str = "") -> None:
+        """Mark one conversation turn (`lease`) as running until a deadline, or clear its mark,
+        for other processes: a heartbeat never interrupts a live turn. Each turn has a mark of
+        its own, so one ending never clears another's."""
+        key = f"busy_until:{lease}"
+        if until is None:
+            self.db.execute("DELETE FROM session_state WHERE session = '*' AND key = ?", (key,))
+        else:
+            self.put("*", key, until.isoformat())
+
+    def busy_marks(self) -> list[datetime]:
+        """The deadline of every turn marked running (some may have lapsed)."""
+        rows = self.db.execute(
+            "SELECT value FROM session_state WHERE session = '*' AND key LIKE 'busy_until:%'"
+        ).fetchall()
+        return [datetime.fromisoformat(str(r[0])) for r in rows if r[0]]
 
     def busy(self, now: datetime) -> bool:
-        until = self.get("*", "busy_until")
-        return bool(until) and datetime.fromisoformat(str(until)) > now
+        return any(until > now for until in self.busy_marks())
 
     def get(self, session: str, key: str) -> str | None:
         row = self.db.execute(

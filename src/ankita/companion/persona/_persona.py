@@ -238,7 +238,10 @@ def build_system_prompt(
     """The one system prompt: who the companion is, how it talks, what it remembers, what it
     should ask. Chat, voice and channels all call this."""
     data = persona.card["data"]
-    base = str(data.get("system_prompt") or "").strip() or DEFAULT_SYSTEM
+    own = str(data.get("system_prompt") or "").strip()
+    # Character Card V2: {{original}} stands for the front end's own prompt, which a card
+    # may keep and add to; without it the card's prompt replaces Ankita's opening line.
+    base = own.replace("{{original}}", DEFAULT_SYSTEM) if own else DEFAULT_SYSTEM
     caring, teasing = persona.setting("caring"), persona.setting("teasing")
     parts = [persona.fill(base, user)]
     for label, key in (

@@ -129,6 +129,9 @@ class Scheduler:
             raise InvalidInput("a job needs a name and a prompt")
         check_target(target)
         check_schedule(schedule, tz)
+        if active_hours is not None and kind != "heartbeat":
+            # Only a heartbeat waits for active hours: on a task they would be ignored.
+            raise InvalidInput("active hours apply to heartbeats only (add --heartbeat)")
         if active_hours is not None:
             try:
                 start, _, end = active_hours.partition("-")
