@@ -381,3 +381,18 @@ def test_active_hours_on_a_plain_task_are_refused(tmp_path, clock):
     assert s.jobs() == []
     beat = s.add("y", "every 1h", "check in", kind="heartbeat", active_hours="08:00-22:00")
     assert beat.active_hours == "08:00-22:00"
+
+
+def test_tasks_list_shows_the_retry_while_backing_off(tmp_path, clock, monkeypatch):
+    def fails(job):
+        raise RuntimeError("model down")
+
+    s = scheduler(tmp_path, clock, fails)
+    s.add("check-in", "every 1h", "Hi", kind="heartbeat")
+    clock.advance(hours=1)
+    s.tick()
+    retry = s.jobs()[0][1]["retry_at"]
+    monkeypatch.setenv("ANKITA_TASKS_DB", str(tmp_path / "tasks.db"))
+    listed = CliRunner().invoke(cli, ["tasks", "list"])
+    assert listed.exit_code == 0, listed.output
+    assert f"retry {retry}" in listed.output and "last error" in listed.output

@@ -301,10 +301,12 @@ def tasks_list(ctx: click.Context, as_json: bool) -> None:
         _print_json(rows)
         return
     for row in rows:
+        # Backing off after failures, a task's next run is its retry, not the slot it missed.
+        retrying = row["failures"] and row["retry_at"]
+        nxt = f"retry {row['retry_at']}" if retrying else f"next {row['next_run_at']}"
         console.print(
             f"{row['id']}  {esc(row['name'])}  {row['kind']}  {esc(row['schedule'])} "
-            f"({row['tz']})  next {row['next_run_at']}  "
-            f"last {row['last_status'] or 'not run yet'}"
+            f"({row['tz']})  {nxt}  last {row['last_status'] or 'not run yet'}"
         )
 
 
