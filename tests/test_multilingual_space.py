@@ -165,3 +165,23 @@ def _recall_set():
     from importlib import resources
 
     return str(resources.files("ankita") / "data" / "recall_multilingual.jsonl")
+
+
+def test_a_remote_embedder_can_serve_as_the_multilingual_one(tmp_path, monkeypatch):
+    from providers import FakeProvider
+
+    server = FakeProvider("ollama")
+    monkeypatch.setenv("EMBED_LOCAL_BASE", server.url)
+    monkeypatch.setenv("EMBED_LOCAL_MODEL", "bge-m3")
+    try:
+        with Memory(tmp_path / "m.db", embedder="none", multilingual="ollama") as memory:
+            memory.remember("I drive a grey Honda City")
+            assert server.requests == []  # English only so far: nothing asked of it
+            memory.remember(PEANUTS)
+            memory.reindex(multilingual=True)
+            model = memory.multilingual.model
+            assert memory.store.facts_without_vector(memory.user, model) == []
+            asked = [t for r in server.requests for t in r["body"].get("input", [])]
+            assert PEANUTS in asked and "I drive a grey Honda City" in asked
+    finally:
+        server.close()
