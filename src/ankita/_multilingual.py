@@ -12,7 +12,7 @@ from typing import Any
 
 from ankita._errors import EmbedderError, InvalidInput
 from ankita._models import Fact
-from ankita.analysis._language import language
+from ankita.analysis._profile import profile_of
 from ankita.embed._base import Embedder
 from ankita.embed._multilingual import resolve_multilingual
 from ankita.search._candidates import CandidateSearch
@@ -58,7 +58,7 @@ class MultilingualSpace:
     def wanted(self, store: SQLStore | None, text: str) -> bool:
         """A text in another language turns the space on; once on, every text gets a vector.
         Without a store (another thread may not use its connection), as last read."""
-        if language(text) != "en":
+        if profile_of(text).language != "en":  # the write's own analysis, kept
             return True
         if store is None:
             return self.every_store or bool(self._known and self._known[0])
