@@ -26,6 +26,10 @@ if not Path(CHROMIUM).exists():
     pytest.skip(f"needs Debian's chromium at {CHROMIUM}", allow_module_level=True)
 
 
+# A browser per module: the full suite runs these; the quick loop (-m "not slow") leaves them.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def browser():
     with sync_api.sync_playwright() as playwright:

@@ -65,6 +65,7 @@ def session(samples, ask, follow_up_s=25.0):
 
 
 @pytest.mark.parametrize("voice", ["en", "en-us"])
+@pytest.mark.slow  # synthesises and recognises whole sentences: about 19 s each
 def test_wake_word_and_command_in_one_breath_at_the_default_voice_and_speed(voice):
     grammar, free = Recognizer(COMMANDS), Recognizer()
     heard = [grammar.recognise(to_pcm(said(f"ankita {c}", voice))) for c in COMMANDS]
