@@ -185,3 +185,17 @@ def test_a_remote_embedder_can_serve_as_the_multilingual_one(tmp_path, monkeypat
             assert PEANUTS in asked and "I drive a grey Honda City" in asked
     finally:
         server.close()
+
+
+def test_the_recall_eval_leaves_an_english_store_english(tmp_path):
+    from ankita.dev._recall_eval import run_recall
+    from ankita.dev._stream import Stream
+
+    counting = Counting()
+    facts = tuple((text, frozenset({str(n)})) for n, text in enumerate(ENGLISH))
+    stream = Stream("english", facts, (("What car do I drive?", frozenset({"0"}), 4),))
+    report = run_recall(
+        [stream],
+        lambda s: Memory(tmp_path / "r.db", embedder="none", multilingual=counting),
+    )
+    assert report["hit@5"] == 1.0 and counting.texts == []

@@ -106,7 +106,8 @@ def run_recall(
                 ids.setdefault(result.merged_into or result.fact.id, set()).update(evidence)
             facts += len(stream.facts)
             # Questions are asked once the store is settled: any multilingual backfill done.
-            if memory.multilingual is not None:
+            space = memory.multilingual
+            if space is not None and space.in_use(memory.store):
                 memory.reindex(multilingual=True)
             groups += stream.groups or [""] * len(stream.questions)
             for question, evidence, category in stream.questions:
