@@ -74,6 +74,7 @@ def part_of(module: str) -> str:
         "_bulk": "engine",
         "_compare": "engine",
         "_multilingual": "engine",
+        "_missing": "engine",
         "tools": "tools",
         "_console": "console",
         "__main__": "main",

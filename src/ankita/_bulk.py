@@ -1,5 +1,5 @@
 """Writes in bulk: batches embedded one ahead and written one transaction each, exactly as one
-`remember` each; and embedding the facts that lack a vector from the current model."""
+`remember` each."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from ankita._errors import EmbedderError
 from ankita._models import WriteResult
-from ankita._write import NewFact, Writer, check_write, pack_vector
+from ankita._write import NewFact, Writer, check_write
 from ankita.analysis._text import sentences
 
 IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction
@@ -122,43 +122,3 @@ def _embed_rows(
         vectors[i], parts[i] = flat[at], flat[at + 1 : at + len(span)]
         at += len(span)
     return vectors, parts, None, across
-
-
-def embed_missing(
-    writer: Writer, batch_size: int, progress: Callable[[int, int], None] | None
-) -> dict[str, Any]:
-    """Embed every fact of the writer's user that has no vector from the current model.
-
-    Embedding happens outside the write lock, batch by batch; a fact whose text changed or
-    that was forgotten meanwhile is skipped, so a vector never belongs to the wrong text."""
-    assert writer.embedder is not None
-    model = writer.embedder.model_id
-    todo = writer.store.facts_without_vector(writer.user, model)
-    done = failed = 0
-    errors: list[str] = []
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start : start + batch_size]
-        try:
-            vectors = writer.embedder.embed_checked([text for _, text in batch])
-            wrong = writer.dimension_error(model, vectors)
-            if wrong is not None:
-                raise EmbedderError(wrong)
-        except EmbedderError as exc:
-            failed += len(batch)
-            errors.append(str(exc))
-        else:
-            with writer.store.transaction(writer.user) as store:
-                for (fact_id, text), vector in zip(batch, vectors, strict=True):
-                    current = store.get_fact(writer.user, fact_id)
-                    if current is not None and current.text == text:
-                        store.put_vector(fact_id, model, pack_vector(vector), len(vector))
-                        done += 1
-        if progress is not None:
-            progress(min(start + batch_size, len(todo)), len(todo))
-    return {
-        "model": model,
-        "missing": len(todo),
-        "embedded": done,
-        "failed": failed,
-        "errors": errors[:5],
-    }

@@ -12,8 +12,8 @@ from ankita._validate import validate_id
 from ankita._write import Writer
 from ankita.analysis._comparison import MERGE, Comparison, judge_asks, judged
 from ankita.analysis._decision import compare_texts
-from ankita.analysis._language import language
 from ankita.analysis._plain import older_newer
+from ankita.analysis._profile import profile_of
 from ankita.analysis._similarity import cosine
 from ankita.search._candidates import CandidateSearch
 from ankita.store._sql import SQLStore
@@ -25,7 +25,7 @@ def compare_pair(writer: Writer, a: str, b: str, kind: str) -> Comparison:
     settings, space = writer.settings, writer.multilingual
     cos: float | None = None
     model = writer.embedder.model_id if writer.embedder is not None else None
-    if space is not None and (language(a), language(b)) != ("en", "en"):
+    if space is not None and (profile_of(a).language, profile_of(b).language) != ("en", "en"):
         va, vb = space.vectors([a, b])
         if va is not None and vb is not None:
             cos, model = cosine(va, vb), space.model

@@ -8,10 +8,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ankita._bulk import IMPORT_BATCH, embed_missing, write_rows
+from ankita._bulk import IMPORT_BATCH, write_rows
 from ankita._compare import compare_pair, newer_sides, refuse_second_copy
 from ankita._config import Settings, default_db_path
 from ankita._errors import InvalidInput, NotFound
+from ankita._missing import embed_missing
 from ankita._models import Conflict, Event, Fact, Recall, WriteResult
 from ankita._multilingual import MultilingualSpace, backfill_now, open_space, recall_nearby
 from ankita._validate import (
@@ -471,7 +472,7 @@ class Memory:
             raise InvalidInput("no embedder is configured; choose one with --embedder")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidInput("batch_size must be a positive whole number")
-        return embed_missing(self._writer, batch_size, progress)
+        return embed_missing(self.store, self.user, self.embedder, batch_size, progress)
 
     def doctor(self, repair: bool = False) -> dict[str, Any]:
         """Check the whole store (every user); with `repair`, fix only what is safe to fix

@@ -4,15 +4,16 @@ backfill that gives every older fact a vector once a store starts using it."""
 
 from __future__ import annotations
 
-import struct
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ankita._errors import EmbedderError, InvalidInput
+from ankita._missing import embed_missing, pack_vector
 from ankita._models import Fact
 from ankita.analysis._profile import profile_of
+from ankita.analysis._similarity import cosine
 from ankita.embed._base import Embedder
 from ankita.embed._multilingual import resolve_multilingual
 from ankita.search._candidates import CandidateSearch
@@ -102,15 +103,11 @@ class MultilingualSpace:
         fresh = self.vectors([f.text for f in missing]) if missing else []
         for fact, got in zip(missing, fresh, strict=True):
             if got is not None:
-                blobs[fact.id] = _pack(got)
+                blobs[fact.id] = pack_vector(got)
                 store.put_vector(fact.id, self.model, blobs[fact.id], len(got))
-        probe = np.asarray(vector, dtype=np.float32)
-        probe /= float(np.linalg.norm(probe)) or 1.0
-        out = {}
-        for fact_id, blob in blobs.items():
-            other = np.frombuffer(blob, dtype="<f4")
-            out[fact_id] = float(probe @ other) / (float(np.linalg.norm(other)) or 1.0)
-        return out
+        # As the English cosine is read: the fresh vector whole, each stored one unconverted.
+        arrays: dict[str, Any] = {i: np.frombuffer(b, dtype="<f4") for i, b in blobs.items()}
+        return {i: cosine(vector, v) for i, v in arrays.items()}
 
     def backfill(
         self,
@@ -119,52 +116,13 @@ class MultilingualSpace:
         stop: threading.Event | None = None,
         batch_size: int = BACKFILL_BATCH,
     ) -> dict[str, Any]:
-        """Embed every fact of the user that has no multilingual vector yet, batch by batch,
-        outside any write lock, each batch stored in one short transaction where the fact
-        still reads so. Resumable: a stopped run keeps what it stored; the next goes on."""
+        """Embed every fact of the user that has no multilingual vector yet (`embed_missing`:
+        batch by batch, outside any write lock, resumable)."""
         with self._backfill_lock:  # one run per process and user at a time
-            todo = store.facts_without_vector(self.user, self.model)
-            done = failed = 0
-            errors: list[str] = []
-            for start in range(0, len(todo), batch_size):
-                if stop is not None and stop.is_set():
-                    break
-                batch = todo[start : start + batch_size]
-                try:
-                    vectors = self.embedder.embed_checked([text for _, text in batch])
-                except EmbedderError as exc:
-                    failed += len(batch)
-                    errors.append(str(exc))
-                else:
-                    done += self._store(store, batch, vectors)
-                if progress is not None:
-                    progress(min(start + batch_size, len(todo)), len(todo))
-            if done:
+            report = embed_missing(store, self.user, self.embedder, batch_size, progress, stop)
+            if report["embedded"]:
                 self.mark_used()
-            return {
-                "model": self.model,
-                "missing": len(todo),
-                "embedded": done,
-                "failed": failed,
-                "errors": errors[:5],
-            }
-
-    def _store(
-        self, store: SQLStore, batch: Sequence[tuple[str, str]], vectors: Sequence[list[float]]
-    ) -> int:
-        done = 0
-        with store.transaction(self.user) as tx:
-            for (fact_id, text), vector in zip(batch, vectors, strict=True):
-                current = tx.get_fact(self.user, fact_id)
-                # A fact forgotten or reworded meanwhile: its vector would name another text.
-                if current is not None and current.text == text:
-                    tx.put_vector(fact_id, self.model, _pack(vector), len(vector))
-                    done += 1
-        return done
-
-
-def _pack(vector: Sequence[float]) -> bytes:
-    return struct.pack(f"<{len(vector)}f", *vector)
+            return report
 
 
 class Backfill:

@@ -4,7 +4,6 @@ created flagged, or created (SPEC §4), inside one transaction."""
 from __future__ import annotations
 
 import secrets
-import struct
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -13,6 +12,7 @@ from typing import Any, NamedTuple
 
 from ankita._config import Settings
 from ankita._errors import EmbedderError, InvalidInput, JudgeError
+from ankita._missing import dimension_error, pack_vector
 from ankita._models import Action, Fact, Status, WriteResult
 from ankita._multilingual import MultilingualSpace
 from ankita._validate import validate_kind, validate_string, validate_text
@@ -70,10 +70,6 @@ def now_iso(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-def pack_vector(vector: Sequence[float]) -> bytes:
-    return struct.pack(f"<{len(vector)}f", *vector)
-
-
 def _array(vector: Sequence[float]) -> Any:
     """A fresh vector as a float64 array, exactly as given."""
     import numpy as np
@@ -125,18 +121,6 @@ class Writer:
             return None, [], str(exc)
         return vectors[0], vectors[1:], None
 
-    def dimension_error(self, model: str, vectors: Sequence[list[float]]) -> str | None:
-        """Why these vectors cannot be stored, if a provider changed its dimension under the
-        same model id; else None."""
-        known = self.store.vector_dim(model)
-        for vector in vectors:
-            if known is not None and len(vector) != known:
-                return (
-                    f"{model}: {len(vector)} dimensions, but this store holds {known} "
-                    "for that model"
-                )
-        return None
-
     def _new_id(self) -> str:
         while True:
             fact_id = secrets.token_hex(8)
@@ -148,7 +132,7 @@ class Writer:
         it flagged against the closest few it conflicts with, or create it."""
         model = self.embedder.model_id if self.embedder is not None else None
         if new.vector is not None and model:
-            wrong = self.dimension_error(model, [new.vector, *new.parts])
+            wrong = dimension_error(self.store, model, [new.vector, *new.parts])
             if wrong is not None:
                 new = replace(new, vector=None, embedding_error=wrong)
         text, kind, vector, embedding_error = new.text, new.kind, new.vector, new.embedding_error
@@ -165,7 +149,14 @@ class Writer:
             scored: list[tuple[Comparison, Fact]] = []
             # Analysed once here and passed down; stored facts' profiles are kept between writes.
             profile = profile_of(text)
-            across = self._across(store, new, stored)
+            space, other = self.multilingual, new.other_space
+            # Each candidate's cosine in the multilingual space; its nearest facts there join
+            # the candidates (no word need be shared).
+            across = (
+                space.cosines(store, self.search, kind, other, stored)
+                if space is not None and other is not None
+                else {}
+            )
             arrays = [_array(p) for p in probes]  # converted once, not per candidate
             detect = self.settings.detect_disagreement
             for fact in stored:
@@ -179,7 +170,7 @@ class Writer:
                 pair_model = model
                 if fact.id in across and (profile.language, old.language) != ("en", "en"):
                     # A pair the English model cannot read: the multilingual cosine decides.
-                    cos, pair_model = across[fact.id]
+                    cos, pair_model = across[fact.id], space.model  # type: ignore[union-attr]
                 scored.append(
                     (
                         compare_texts(
@@ -234,17 +225,6 @@ class Writer:
         if space is None or not any(space.wanted(store, t) for t in texts):
             return [None] * len(texts)
         return space.vectors(texts)
-
-    def _across(
-        self, store: SQLStore, new: NewFact, stored: list[Fact]
-    ) -> dict[str, tuple[float, str]]:
-        """(multilingual cosine, its model) of each candidate with the new fact; the facts
-        closest to it in that space join the candidates (no word need be shared)."""
-        space = self.multilingual
-        if space is None or new.other_space is None:
-            return {}
-        cosines = space.cosines(store, self.search, new.kind, new.other_space, stored)
-        return {i: (c, space.model) for i, c in cosines.items()}
 
     def _judged(
         self,
