@@ -131,19 +131,15 @@ def run_recall(
             if in_category:
                 report[f"{key}:{name}"] = round(sum(in_category) / len(in_category), 4)
     if any(groups):
+        by: dict[str, list[dict[str, bool]]] = {}
+        for group, (_, marks) in zip(groups, rows, strict=True):
+            by.setdefault(group, []).append(marks)
         report["by_group"] = {
             group: {
-                "questions": sum(g == group for g in groups),
-                **{
-                    key: round(
-                        sum(m[key] for g, (_, m) in zip(groups, rows, strict=True) if g == group)
-                        / sum(g == group for g in groups),
-                        4,
-                    )
-                    for key in rows[0][1]
-                },
+                "questions": len(marks),
+                **{k: round(sum(m[k] for m in marks) / len(marks), 4) for k in marks[0]},
             }
-            for group in sorted(set(groups))
+            for group, marks in sorted(by.items())
         }
     report["recall_p50_ms"] = percentile(took, 0.5)
     report["recall_p95_ms"] = percentile(took, 0.95)
