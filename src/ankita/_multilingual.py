@@ -133,7 +133,6 @@ class Backfill:
         self.space, self.open_store = space, open_store
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
-        self.error: str | None = None
         self.started = False
 
     def ensure(self, store: SQLStore) -> None:
@@ -155,8 +154,8 @@ class Backfill:
                 self.space.backfill(store, stop=self.stop)
             finally:
                 store.close()
-        except Exception as exc:  # a background run reports; the next start tries again
-            self.error = f"{type(exc).__name__}: {exc}"
+        except Exception:  # nothing reads a background failure: the next memory opened tries again
+            pass
 
     def close(self) -> None:
         self.stop.set()
