@@ -75,6 +75,7 @@ def part_of(module: str) -> str:
         "_compare": "engine",
         "_multilingual": "engine",
         "_missing": "engine",
+        "_parses": "engine",
         "tools": "tools",
         "_console": "console",
         "__main__": "main",

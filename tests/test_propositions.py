@@ -11,7 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from ankita import Memory
-from ankita.analysis._propositions import contradicting, propositions
+from ankita.analysis._propositions import (
+    contradicting,
+    decode,
+    forget_known,
+    parser_id,
+    parses_run,
+    propositions,
+)
 from ankita.cli import cli
 from ankita.server._server import create_app
 from live import LiveServer
@@ -168,17 +175,36 @@ def _possible_conflicts_over(client):
     assert client.post(f"/v1/conflicts/{a}/{b}/promote").status_code == 404
 
 
-def test_a_stored_fact_is_parsed_once(memory):
-    propositions.cache_clear()
-    stored = memory.remember("Leo has never had a cat.")
-    for text in (
-        "Leo feeds the neighbour's cat every morning.",
-        "Leo volunteers at a cat shelter.",
-        "Leo took his cat to the vet.",
-    ):
-        memory.remember(text)
-    parsed = propositions.cache_info()
-    # Each text that reached a negation conflict was parsed once; the stored one is not
-    # parsed again for each new write.
-    assert parsed.misses <= 4 and parsed.hits >= 2
-    assert stored.fact.id
+def test_a_stored_fact_is_parsed_once(memory, db):
+    """What the parser read in a fact is kept with it: a later process (here, the parses this
+    one knows dropped, as a new process has none) reads it back and parses only the new text."""
+    stored = memory.remember("Leo has never had a cat.").fact
+    first = memory.remember("Leo took his cat to the vet for a checkup.")
+    assert first.conflicts_with and first.conflicts_with == (stored.id,)
+    with Memory(db, embedder="none", user=memory.user) as later:
+        rows = later.store.parses_of([stored.id, first.fact.id], parser_id())
+        assert set(rows) == {stored.id, first.fact.id}
+        forget_known()
+        before = parses_run()
+        again = later.remember("Leo feeds the neighbour's cat every morning.")
+        third = later.remember("Leo volunteers at a cat shelter on Saturdays.")
+        # Only the two new texts were parsed; the stored ones came back from the store.
+        assert parses_run() - before == 2
+        assert again.fact.id in later.store.parses_of([again.fact.id], parser_id())
+        assert third.action.value == "created"
+
+
+def test_a_parse_read_from_another_text_or_parser_is_read_again(memory, db):
+    fact = memory.remember("Maya does not own a car.").fact
+    memory.remember("Maya washed her car on Sunday before the trip.")
+    store = memory.store
+    with store.transaction(memory.user):
+        # As if the fact had been stored by an older parser, and its text since changed.
+        store.put_parses([(fact.id, "an-older-parser", "0" * 32, "[]")])
+    forget_known()
+    before = parses_run()
+    result = memory.remember("Maya drove her car to work.")
+    assert parses_run() - before >= 2  # the stale row was not trusted
+    rows = store.parses_of([fact.id], parser_id())
+    assert fact.id in rows and decode(rows[fact.id][1]) == propositions(fact.text)
+    assert result.fact.id

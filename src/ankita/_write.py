@@ -15,6 +15,7 @@ from ankita._errors import EmbedderError, InvalidInput, JudgeError
 from ankita._missing import dimension_error, pack_vector
 from ankita._models import Action, Fact, Status, WriteResult
 from ankita._multilingual import MultilingualSpace
+from ankita._parses import keep_new, read_stored
 from ankita._validate import validate_kind, validate_string, validate_text
 from ankita.analysis._comparison import CONFLICT, MERGE, Comparison, judge_asks, judged
 from ankita.analysis._decision import compare_texts
@@ -162,7 +163,7 @@ class Writer:
             for fact in stored:
                 old = profile_of(fact.text)
                 # Two people named apart: a plain create, which only the closest fact's
-                # reason would show (docs/scale.md), at about a third of a stream's pairs.
+                # reason would show (docs/index.md), at about a third of a stream's pairs.
                 if detect and named_apart(old, profile):
                     continue
                 blob = vectors.get(fact.id)
@@ -300,6 +301,7 @@ class Writer:
         text, kind, pinned, source, vector = new.text, new.kind, new.pinned, new.source, new.vector
         fact_id = self._new_id()
         # Sure conflicts raise recall's notice; possible ones are kept for review only.
+        parsed = read_stored(store, [o for _, o in flagged])
         read = [(c, o, self._standing(c, new, o, model)) for c, o in flagged]
         sure = [(c, o) for c, o, kind in read if kind == SURE]
         possible = [(c, o) for c, o, kind in read if kind == POSSIBLE]
@@ -320,6 +322,7 @@ class Writer:
             conflicts_with=links,
         )
         store.insert_fact(fact, index_terms(text))
+        keep_new(store, [(fact_id, text), *((o.id, o.text) for _, o in flagged)], parsed)
         if vector is not None and model:
             store.put_vector(fact_id, model, pack_vector(vector), len(vector))
         self._put_across(store, fact_id, new.other_space)

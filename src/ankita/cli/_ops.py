@@ -163,6 +163,8 @@ def bench(
         "import_facts_per_s",
         "peak_rss_mb",
         "serving_peak_rss_mb",
+        "serving_remember_p50_ms",
+        "serving_parse_ms_per_write",
         "exhaustive_speedup",
         "decisions_identical",
         "postings_load_s",
@@ -191,7 +193,7 @@ def bench(
 
 def _real_bench(ctx: click.Context, path: str, as_json: bool) -> None:
     """`ankita bench --real FILE`: what one write of a real fact costs (`real_write_cost`)."""
-    from ankita.dev._bench import real_write_cost
+    from ankita.dev._realcost import real_write_cost
 
     opts = ctx.find_root().obj
     report = real_write_cost(path, opts["embedder"], opts["judge"])

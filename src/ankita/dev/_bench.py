@@ -23,6 +23,7 @@ from typing import Any
 
 from ankita._memory import IMPORT_BATCH, Memory
 from ankita.analysis._profile import PROFILES_KEPT
+from ankita.analysis._propositions import parse_seconds, parses_run
 from ankita.dev._clock import reference_ms as cpu_reference_ms
 from ankita.dev._corpus import FactGenerator, make_facts
 from ankita.search._index import index_terms
@@ -93,9 +94,16 @@ def _serving(
     its peak RSS (the model, the vectors and the postings it loads, and what they cost)."""
     with Memory(place, embedder=embedder, judge=judge) as memory:
         memory.recall("warm-up")
+        parses, seconds = parses_run(), parse_seconds()
         remember_ms, _, _ = _timed_writes(memory, writes)
+        # What parsing cost these writes: the stored facts' parses are read, not made.
+        parsed = {"parses": parses_run() - parses, "parse_s": parse_seconds() - seconds}
         recall_ms = _timed_recalls(memory, queries)
-    return {"remember_ms": remember_ms, "recall_ms": recall_ms, "peak_rss_mb": _peak_rss_mb()}
+    return {
+        "remember_ms": remember_ms,
+        "recall_ms": recall_ms,
+        "peak_rss_mb": _peak_rss_mb(),
+    } | parsed
 
 
 def _timed_recalls(memory: Memory, queries: list[str]) -> list[float]:
@@ -260,6 +268,8 @@ def run_size(
             "serving_peak_rss_mb": round(served["peak_rss_mb"], 1),
             "serving_remember_p50_ms": _percentile(served["remember_ms"], 0.5),
             "serving_recall_p50_ms": _percentile(served["recall_ms"], 0.5),
+            "serving_parses_per_write": round(served["parses"] / max(1, len(later)), 3),
+            "serving_parse_ms_per_write": round(1000 * served["parse_s"] / max(1, len(later)), 3),
             "postings_load_s": round(load_s, 3),
             "exhaustive_remember_p50_ms": _percentile(reference_ms, 0.5) if compared else None,
             "exhaustive_speedup": round(
@@ -455,46 +465,3 @@ def bench(
             on_size(-writers)
         report["concurrent"] = concurrent_writes(server, writers, writer_writes)
     return report
-
-
-def _write_cost(memory: Memory, texts: list[tuple[str, str]]) -> tuple[list[float], float]:
-    """Each write's wall milliseconds, in order, and the CPU seconds they took together; the
-    memory is closed after."""
-    samples, cpu = [], 0.0
-    with memory:
-        for text, kind in texts:
-            wall, used = time.perf_counter(), time.thread_time()
-            memory.remember(text, kind=kind)
-            cpu += time.thread_time() - used
-            samples.append((time.perf_counter() - wall) * 1000)
-    return samples, cpu
-
-
-def real_write_cost(path: str, embedder: str, judge: str) -> dict[str, Any]:
-    """Write the facts of a real memory stream (`_stream.load_streams`) in order, one fresh
-    store per stream, and as the reference of the same run as many generated facts
-    (`FactGenerator`) into one fresh store per stream of the same length: real facts are
-    longer and more alike than generated ones, and cost more a write."""
-    from ankita.dev._stream import load_streams
-
-    streams = load_streams(path)
-    samples: dict[str, list[float]] = {"real": [], "generated": []}
-    cpu = {"real": 0.0, "generated": 0.0}
-    with tempfile.TemporaryDirectory(prefix="ankita-bench-") as folder:
-        for number, stream in enumerate(streams):
-            facts = [(text, "fact") for text, _ in stream.facts]
-            generator = FactGenerator(number, len(facts))
-            for label, rows in (("real", facts), ("generated", [generator.next() for _ in facts])):
-                place = str(Path(folder) / f"{label}{number}.db")
-                ms, used = _write_cost(Memory(place, embedder=embedder, judge=judge), rows)
-                samples[label] += ms
-                cpu[label] += used
-    out: dict[str, Any] = {"streams": len(streams), "facts": len(samples["real"])}
-    for label, ms in samples.items():
-        out[f"{label}_p50_ms"] = _percentile(ms, 0.5)
-        out[f"{label}_p95_ms"] = _percentile(ms, 0.95)
-        out[f"{label}_cpu_ms_per_write"] = round(1000 * cpu[label] / max(1, len(ms)), 3)
-    out["real_vs_generated_cpu"] = round(
-        out["real_cpu_ms_per_write"] / max(1e-6, out["generated_cpu_ms_per_write"]), 2
-    )
-    return out

@@ -29,7 +29,7 @@ class Ask:
     `by_size`, of at least `by_size[k]` groups for a fact filed under `SIZE` + k (the last
     entry for any larger k, 0 for a fact filed under none); if `same_name`, only those that
     also meet one of the write's names; if `unless`, only those not filed under that term
-    (docs/scale.md)."""
+    (docs/index.md)."""
 
     fields: tuple[str, ...]
     groups: tuple[Group, ...]

@@ -214,6 +214,12 @@ class PostgresStore(SQLStore):
                 "ALTER TABLE links ADD COLUMN IF NOT EXISTS sure INTEGER NOT NULL DEFAULT 1"
             )
             self.db.execute("CREATE INDEX IF NOT EXISTS events_fact_id ON events (fact_id)")
+            # What the parser read in a fact, as SQLite's migration 9.
+            self.db.execute(
+                'CREATE TABLE IF NOT EXISTS parses (fact_id TEXT COLLATE "C" PRIMARY KEY '
+                "REFERENCES facts (id) ON DELETE CASCADE, parser TEXT NOT NULL, "
+                "digest TEXT NOT NULL, data TEXT NOT NULL)"
+            )
             # Every change to a fact's postings (`_terms.TermIndex`); a user's are written
             # under that user's lock, so they commit in sequence order.
             self.db.execute(

@@ -85,7 +85,7 @@ _M003 = [
 ]
 
 
-# Candidate search (docs/scale.md): postings of index terms; and vectors get a sequence number
+# Candidate search (docs/index.md): postings of index terms; and vectors get a sequence number
 # that is never reused, so an in-memory matrix can catch up with `seq > last seen`.
 _M004: list[Any] = [
     """CREATE TABLE terms (
@@ -164,5 +164,26 @@ def _add_sure(db: Any) -> None:
 
 _M008: list[Any] = [_add_sure]
 
-MIGRATIONS: tuple[list[Any], ...] = (_M001, _M002, _M003, _M004, _M005, _M006, _M007, _M008)
+# What the parser read in a fact (`analysis._propositions`), so a stored fact is parsed once:
+# `parser` names the parser and its rules, `digest` the text read (a changed text is re-read).
+_M009 = [
+    """CREATE TABLE IF NOT EXISTS parses (
+        fact_id TEXT PRIMARY KEY REFERENCES facts (id) ON DELETE CASCADE,
+        parser TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        data TEXT NOT NULL
+    )"""
+]
+
+MIGRATIONS: tuple[list[Any], ...] = (
+    _M001,
+    _M002,
+    _M003,
+    _M004,
+    _M005,
+    _M006,
+    _M007,
+    _M008,
+    _M009,
+)
 SCHEMA_VERSION = len(MIGRATIONS)

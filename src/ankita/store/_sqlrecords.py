@@ -1,4 +1,5 @@
-"""The rows around facts in SQL: conflict links, history events, vectors and API tokens."""
+"""The rows around facts in SQL: conflict links, history events, vectors, parses and API
+tokens."""
 
 from __future__ import annotations
 
@@ -285,6 +286,32 @@ class RecordsSQL(SQLBase):
                     f"SELECT fact_id, vector FROM vectors WHERE model = ? AND fact_id IN "
                     f"({placeholders(chunk)})",
                     [model, *chunk],
+                ).fetchall()
+            )
+        return out
+
+    # -- parses ----------------------------------------------------------------------------
+
+    def put_parses(self, rows: Sequence[tuple[str, str, str, str]]) -> None:
+        """Keep (fact id, parser, digest, data) rows, each replacing the fact's earlier one."""
+        self._run_many(
+            "INSERT INTO parses (fact_id, parser, digest, data) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (fact_id) DO UPDATE SET parser = excluded.parser, "
+            "digest = excluded.digest, data = excluded.data",
+            rows,
+        )
+
+    def parses_of(self, ids: Sequence[str], parser: str) -> dict[str, tuple[str, str]]:
+        """(digest, data) of each fact whose parse `parser` wrote."""
+        out: dict[str, tuple[str, str]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            out.update(
+                (r[0], (r[1], r[2]))
+                for r in self._run(
+                    f"SELECT fact_id, digest, data FROM parses WHERE parser = ? AND fact_id IN "
+                    f"({placeholders(chunk)})",
+                    [parser, *chunk],
                 ).fetchall()
             )
         return out

@@ -50,7 +50,7 @@ class TermsSQL(SQLBase):
     def index_fact(
         self, user: str, fact_id: str, terms: frozenset[str], logged: bool = True
     ) -> None:
-        """File the fact under its candidate-search terms (docs/scale.md)."""
+        """File the fact under its candidate-search terms (docs/index.md)."""
         # Every caller files a new fact, or one whose postings it has just deleted: so these
         # are all of the fact's postings.
         self._run_many(
