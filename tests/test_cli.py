@@ -1,6 +1,7 @@
 """The `ankita` command, through click's runner and as a real subprocess."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -109,6 +110,20 @@ def test_compare_explain(run):
     assert gates["score 1.00 >= merge line 0.85"] is True
     assert gates["a disagreement found"] is False
     assert "yes  a disagreement found" in out.output
+
+
+def test_a_decision_line_shows_the_one_score_its_reason_rests_on(run):
+    """A frame's score beside an unrelated similarity read as one decision with two scores."""
+    run("remember", "I live in Paris")
+    flagged = run("remember", "I live in Berlin")
+    reason = flagged.output.splitlines()[-1].strip()
+    assert reason.startswith("same subject (") and "score" not in reason.split("(")[0]
+    assert len(re.findall(r"\d\.\d\d", reason)) == 1, reason
+    header = run("compare", "I live in Paris", "I live in Berlin").output.splitlines()[0]
+    assert header.startswith("conflict: same subject (")
+    assert len(re.findall(r"\d\.\d\d", header)) == 1, header
+    explained = run("compare", "I live in Paris", "I live in Berlin", "--explain").output
+    assert "similarity: lexical " in explained
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,7 @@ Row = tuple[str, str, bool, str | None]  # text, kind, pinned, source; validated
 def _collection_paused() -> Iterator[None]:
     """The cyclic garbage collector off for one import batch, then back as it was."""
     # A batch leaves thousands of analysed texts in the text caches; a collection every few
-    # hundred of them would traverse every cached entry again (docs/scale.md, round 13).
+    # hundred of them would traverse every cached entry again (docs/index.md).
     was = gc.isenabled()
     gc.disable()
     try:

@@ -85,7 +85,7 @@ class Memory:
         # "exhaustive" compares with every stored fact: the reference the index is tested
         # against (tests/test_scale.py) and benchmarked against (`ankita bench`). "memory" and
         # "store" fix where the index's postings are read; "index" moves them into memory once
-        # this process has made a few writes (docs/scale.md).
+        # this process has made a few writes (docs/index.md).
         self.candidate_search = candidate_search
         self._search = CandidateSearch(self.user, self.settings, candidate_search)
         location = self.path  # kept whole: the backfill opens the store again

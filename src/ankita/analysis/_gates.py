@@ -1,5 +1,5 @@
 """Whether a pair needs the disagreement analysis at all: an upper bound of every rule that
-could make it a merge or a conflict, read from the two texts' profiles (docs/scale.md)."""
+could make it a merge or a conflict, read from the two texts' profiles (docs/index.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ankita.analysis._subjects import named_subjects_differ, other_subjects
 def could_conflict(old: Text, new: Text, score: float, conflict_line: float) -> bool:
     """False only when no finding could turn this pair into a merge or a conflict, so the
     disagreement analysis can be skipped (the costly part of a write). Every branch is an
-    upper bound of one rule of `_decision.compare_texts`; docs/scale.md gives the argument."""
+    upper bound of one rule of `_decision.compare_texts`; docs/index.md gives the argument."""
     if score >= conflict_line:  # related already (this covers every merge)
         return True
     old, new = as_profile(old), as_profile(new)

@@ -33,7 +33,7 @@ def _profiles_kept() -> int:
     return int(raw)
 
 
-# Read at import: the bound of the one cache below (docs/scale.md has its memory per text).
+# Read at import: the bound of the one cache below (docs/index.md has its memory per text).
 PROFILES_KEPT = _profiles_kept()
 
 

@@ -192,7 +192,7 @@ def _stop_tag(ta: tuple[str, ...], sa: tuple[str, ...], i: int, j: int) -> str:
 def value_slot_keys(text: str) -> frozenset[str]:
     """`slot key#stop tag` of the spans for which `check_value(text, other)` can report a
     `value` finding, whatever `other` is: each condition below is one of its own, read on this
-    side alone. A stored fact is filed under these only (docs/scale.md)."""
+    side alone. A stored fact is filed under these only (docs/index.md)."""
     ta, sa = _frame_tokens(text), frame_sequence(text)
     if any(w in MANY for w in ta):
         return frozenset()

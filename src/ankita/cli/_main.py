@@ -95,7 +95,8 @@ def remember(
             f"  possible conflict with: {', '.join(result.possible_conflicts)} "
             "(kept for review: `ankita conflicts --possible`, `ankita promote`)"
         )
-    console.print(f"  [dim]{result.method} score {result.score:.2f} - {esc(result.reason)}[/dim]")
+    # The reason names the one score the decision rested on (`compare --explain` shows all).
+    console.print(f"  [dim]{esc(result.reason)}[/dim]")
 
 
 @cli.command()
@@ -398,9 +399,11 @@ def compare(ctx: click.Context, a: str, b: str, kind: str, explain: bool, as_jso
     if as_json:
         _print_json(data)
         return
-    console.print(f"[bold]{c.action}[/bold] ({c.method} {c.score:.2f}): {esc(c.reason)}")
+    # One line, one score: the one the reason names (a frame's, a cosine, the judge's).
+    console.print(f"[bold]{c.action}[/bold]: {esc(c.reason)}")
     if explain:
         lex = data["lexical"]
+        console.print(f"  similarity: {esc(c.method)} {c.score:.2f}")
         console.print(
             esc(
                 f"  words A: {lex['words_a']}\n  words B: {lex['words_b']}\n"

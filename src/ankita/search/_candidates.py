@@ -1,4 +1,4 @@
-"""Candidate search: the stored facts that could change one write's decision (docs/scale.md).
+"""Candidate search: the stored facts that could change one write's decision (docs/index.md).
 
 The lexical tiers ask the terms table; the vector tier searches an in-memory matrix per model
 (or pgvector), narrowed to the facts a cosine can decide against. `mode="exhaustive"` returns
@@ -61,7 +61,7 @@ class CandidateSearch:
         probes: Sequence[list[float]],
         model: str | None,
     ) -> list[Fact]:
-        """The stored facts that could change this write's decision (docs/scale.md)."""
+        """The stored facts that could change this write's decision (docs/index.md)."""
         if self.mode == "exhaustive":
             return store.list_facts(self.user, statuses=("active", "superseded"), links=False)
         # What each unit of the text asks, worked out once for both tiers.
@@ -87,7 +87,7 @@ class CandidateSearch:
         # by itself when the disagreement check is off, else as the frame of a negation,
         # opposites or a change of state (`polar_cue`). A fact that negates or states a change
         # may meet almost any stored fact; any other meets only one that does, or that holds
-        # an opposite of one of its words (docs/scale.md).
+        # an opposite of one of its words (docs/index.md).
         # A fact about someone else never decides by its cosine (`other_subjects`).
         detect = self.settings.detect_disagreement
         narrow = Narrow(
@@ -158,7 +158,7 @@ class CandidateSearch:
     def _question(self, lookup: Lookup, kind: str, core: int = 0) -> Question:
         """The lexical tiers for one text (its `lookup_for`), whose parts keep at least `core`
         words (0 asks as if they were short): what to ask for the stored facts filed under a
-        term that could change its decision (docs/scale.md)."""
+        term that could change its decision (docs/index.md)."""
         groups = lookup.groups
         dedup, conflict_line = self.settings.thresholds(kind)
         # Frames of long facts need more than two shared words to reach the line, and more
@@ -176,7 +176,7 @@ class CandidateSearch:
         if not (
             self.settings.detect_disagreement and conflict_line >= 0.5 and dedup > SHORT_LINK_SCORE
         ):
-            # Outside the bounds docs/scale.md proves for: every fact sharing a word.
+            # Outside the bounds docs/index.md proves for: every fact sharing a word.
             asks.append(Ask((Field.WORD,), groups))
         elif not lookup.named and not lookup.name_bound:
             # Two shared words, or one with a short fact of a partner class.

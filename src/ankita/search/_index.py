@@ -1,7 +1,7 @@
 """Index terms for candidate search (pure functions, no I/O).
 
 A stored fact can change the decision for a new one only if one of these holds (each is a
-necessary condition of some rule in `_decision`; see docs/scale.md):
+necessary condition of some rule in `_decision`; see docs/index.md):
 
 - they share a content word, with the prefix rule (every lexical score and every lexical frame);
 - one holds a content word whose opposite the other holds (opposites renamed into one slot);
@@ -12,7 +12,7 @@ necessary condition of some rule in `_decision`; see docs/scale.md):
 
 So a fact is filed under its content words, slot keys and attributes, in the tiers of
 `index_terms`; a lookup (`lookup_for`) says which of them to ask for, and `Ask` is one question
-to the store. docs/scale.md gives the argument for each tier.
+to the store. docs/index.md gives the argument for each tier.
 """
 
 from __future__ import annotations
@@ -276,7 +276,7 @@ def _unit_terms(text: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Lookup:
-    """What to ask the index for one new fact (docs/scale.md)."""
+    """What to ask the index for one new fact (docs/index.md)."""
 
     specific: frozenset[str]  # attributes: any fact filed under one counts
     # Slot keys, each with the words of our span there (a stored span whose stop word is one
