@@ -12,6 +12,7 @@ from ankita import ChannelError, Memory
 from ankita.companion.channels._channels import Channels
 from ankita.companion.channels._relay import Relay, open_adapter
 from fake_discord import TOKEN, FakeDiscord
+from fakemodel import Say
 
 
 @pytest.fixture
@@ -135,3 +136,13 @@ def test_a_bad_token_is_a_clear_error_without_the_token(discord_server, monkeypa
         adapter.connect()
     adapter.disconnect()
     assert "discord-secret" not in str(caught.value)
+
+
+def test_a_burst_is_answered_in_the_order_it_was_sent(discord_server, relay, chat_model):
+    """Each message is stored from a worker thread: without an order they could overtake
+    each other, and the companion would read the burst (and answer it) out of order."""
+    chat_model.brain = lambda body: Say("re: " + body["messages"][-1]["content"])
+    for i in range(16):
+        discord_server.say("77", f"message {i}")
+    sent = discord_server.wait_sent(16)
+    assert [m["content"] for m in sent] == [f"re: message {i}" for i in range(16)]

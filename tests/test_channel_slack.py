@@ -12,6 +12,7 @@ from ankita import Memory
 from ankita.companion.channels._channels import Channels
 from ankita.companion.channels._relay import Relay, open_adapter
 from fake_slack import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
+from fakemodel import Say
 
 
 @pytest.fixture
@@ -151,3 +152,13 @@ def test_bad_tokens_are_clear_errors_without_the_token(slack, monkeypatch):
     with pytest.raises(ChannelError, match="invalid_auth") as caught:
         adapter.connect()
     assert "secretvalue" not in str(caught.value)
+
+
+def test_a_burst_is_answered_in_the_order_it_was_sent(slack, relay, chat_model):
+    """Socket Mode hands events to a pool of listeners: stored out of order, a burst would be
+    read (and answered) out of order."""
+    chat_model.brain = lambda body: Say("re: " + body["messages"][-1]["content"])
+    for i in range(16):
+        slack.dm("U1", f"message {i}", event_id=f"Ev{i}")
+    assert slack.wait(lambda: len(slack.posted) == 16)
+    assert [p["text"] for p in slack.posted] == [f"re: message {i}" for i in range(16)]

@@ -100,7 +100,7 @@ def test_ctrl_c_during_a_reply_cancels_the_reply_not_the_chat(tmp_path):
 
     try:
         shown, _ = run_chat(tmp_path, fake, [press_ctrl_c_soon, "are you there?"])
-        assert "(reply cancelled)" in shown
+        assert "(reply cancelled; not kept in the conversation)" in shown
         assert "Still here." in shown  # the chat went on
         assert shown.count("Once upon a time") < 6  # the story stopped early
         kept = Transcripts(tmp_path / "chat.db")
@@ -108,5 +108,45 @@ def test_ctrl_c_during_a_reply_cancels_the_reply_not_the_chat(tmp_path):
         kept.close()
         assert ("user", "tell me a story") in said
         assert not any("Once upon" in text for role, text in said if role == "assistant")
+    finally:
+        fake.stop()
+
+
+def test_retry_puts_the_pending_conflict_question_again(tmp_path):
+    """The reply being retried asked about a conflict: the retried prompt carries the question
+    again, instead of losing it to the reply that is being replaced."""
+    with Memory(tmp_path / "m.db", user="sam", embedder="none") as memory:
+        memory.remember("I live in Berlin")
+        memory.remember("I live in Munich")
+    fake = FakeModel(echo)
+    try:
+        run_chat(tmp_path, fake, ["hello", "/retry"])
+        systems = [r["messages"][0]["content"] for r in fake.requests]
+        assert len(systems) == 2
+        assert all("Ask sam, once and briefly, which is current" in s for s in systems)
+    finally:
+        fake.stop()
+
+
+def test_a_silent_reply_prints_no_empty_name_and_says_so(tmp_path):
+    fake = FakeModel(lambda body: Say("[SILENT]"))
+    try:
+        shown, _ = run_chat(tmp_path, fake, ["just thinking out loud"])
+        named = [line for line in shown.splitlines() if line.startswith("Ankita>")]
+        assert len(named) == 1 and "Tell me about your day" in named[0]  # the greeting only
+        assert "(Ankita chose not to reply)" in shown
+    finally:
+        fake.stop()
+
+
+def test_ctrl_c_at_the_prompt_ends_the_chat_with_a_word(tmp_path):
+    def ctrl_c():
+        raise KeyboardInterrupt
+
+    fake = FakeModel(echo)
+    try:
+        shown, loop = run_chat(tmp_path, fake, ["hi", ctrl_c, "never read"])
+        assert "chat ended; `ankita chat --session default` takes it up again" in shown
+        assert loop.interrupted and len(fake.requests) == 1
     finally:
         fake.stop()

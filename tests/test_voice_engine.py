@@ -120,7 +120,7 @@ def test_a_voice_session_from_audio_files(tmp_path, chat_model):
     lines = [line.split("s ", 1)[1].strip() for line in result.output.splitlines()]
     # The session opens with the hint, then the wake word is heard.
     assert lines[:3] == [
-        "Say Ankita first (state: standby)",
+        "hint: Say Ankita first",
         "heard: 'ankita'",
         "listening (state: listening)",
     ]
@@ -128,10 +128,35 @@ def test_a_voice_session_from_audio_files(tmp_path, chat_model):
     # The follow-up needed no wake word; after 30 s of silence the window had closed.
     follow = lines.index("heard: 'and tomorrow'")
     assert lines[follow + 1] == "Ankita: Tell me more!"
-    assert "Say Ankita first (state: standby)" in lines[lines.index("30 s of silence") + 1]
+    assert "hint: Say Ankita first" in lines[lines.index("30 s of silence") + 1]
     assert lines[-3:] == [
         "heard: 'open the calculator'",
         "ignored: no wake word",
-        "Say Ankita first (state: standby)",
+        "hint: Say Ankita first",
     ]
     assert len(list((tmp_path / "out").glob("reply-*.wav"))) == 2
+
+
+def test_a_file_utterance_begun_inside_the_follow_up_window_is_answered(tmp_path, chat_model):
+    """From files as live: an utterance is judged where it began. This one begins 23 s after
+    the reply (the window is 25 s) and ends after the window closed."""
+    import wave
+
+    spoken = say(tmp_path, "spoken", "open the calculator please right now")
+    late = tmp_path / "late.wav"
+    with wave.open(str(spoken)) as source, wave.open(str(late), "wb") as out:
+        out.setparams(source.getparams())
+        out.writeframes(b"\x00\x00" * int(23.0 * source.getframerate()))
+        out.writeframes(source.readframes(source.getnframes()))
+        length = source.getnframes() / source.getframerate()
+    assert 23.0 + length > 25.5  # it ends after the window
+    args = ["--db", str(tmp_path / "m.db"), "--embedder", "none", "voice"]
+    result = CliRunner().invoke(
+        cli,
+        [*args, "ankita", "tell me a story", str(late), "--out", str(tmp_path / "out")]
+        + ["--phrase", "open the calculator please right now"],
+    )
+    assert result.exit_code == 0, result.output
+    lines = [line.split("s ", 1)[1].strip() for line in result.output.splitlines()]
+    heard = lines.index("heard: 'open the calculator please right now'")
+    assert lines[heard + 1] == "Ankita: Tell me more!", lines

@@ -155,6 +155,12 @@ def test_a_typed_session_stop_interrupts_a_reply_and_is_never_asked(tmp_path, st
     assert lines[stop + 1] == "speech cancelled"  # 1 s into a 7 s reply
     assert lines[stop + 3 : stop + 5] == ["heard: 'stop'", "ignored: nothing to stop"]
     assert questions_asked(story_model) == ["tell me a story", "and tomorrow"]
+    # One rule with `ankita chat`: the reply the user stopped is not read back to the model.
+    said = [m["content"] for m in story_model.requests[-1]["messages"] if m["role"] == "assistant"]
+    assert STORY not in said
+    assert "tell me a story" in [
+        m["content"] for m in story_model.requests[-1]["messages"] if m["role"] == "user"
+    ]
 
 
 def test_the_microphone_without_a_device_is_a_clear_error(tmp_path):

@@ -293,3 +293,25 @@ class AppIndex:
                     f"cannot be started ({exc.strerror or exc})"
                 ) from None
         return found
+
+
+# The tool a chat model gets when the companion has an app index.
+OPEN_APP_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "open_app",
+        "description": "Open an installed application on the user's computer by its name. If "
+        "the name is ambiguous, the result says which apps to ask the user about.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "name": {
+                    "type": "string",
+                    "description": "The application's name, e.g. 'calculator'.",
+                }
+            },
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    },
+}

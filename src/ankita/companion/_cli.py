@@ -63,15 +63,18 @@ def chat(
         # sending escape sequences to the companion.
         with contextlib.suppress(ImportError):
             import readline  # noqa: F401
+    loop = ChatLoop(
+        lambda name: Companion(memory, client, card, transcripts, session=name, apps=apps),
+        session,
+        console,
+        err_console,
+    )
     try:
-        ChatLoop(
-            lambda name: Companion(memory, client, card, transcripts, session=name, apps=apps),
-            session,
-            console,
-            err_console,
-        ).run()
+        loop.run()
     finally:
         transcripts.close()
+    if loop.interrupted:
+        sys.exit(130)  # as a shell reports a command ended by Ctrl-C
 
 
 @click.group()

@@ -13,6 +13,7 @@ shared by every platform adapter (Telegram, Discord, Slack).
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,15 @@ class Decision:
     verdict: str  # "allow" | "deny" | "pair"
     reason: str
     reply: str | None = None  # what to send back (the pairing code), if anything
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """A platform's text as UTF-8 can hold it: a lone surrogate (which JSON may carry, and
+    SQLite refuses) becomes U+FFFD, so the message is stored and answered, not dropped."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class Channels(Outbox):
@@ -331,8 +341,8 @@ class Channels(Outbox):
                         update.update_id,
                         update.chat_type,
                         update.chat_id,
-                        update.sender,
-                        update.text,
+                        storable(update.sender),
+                        storable(update.text),
                         now,
                     ),
                 )

@@ -77,11 +77,16 @@ class DiscordAdapter(Adapter):
             max_ratelimit_timeout=MAX_LIBRARY_WAIT_S,
         )
 
+        # Each message is stored in its own worker thread; the lock (its waiters queue in
+        # arrival order) keeps a burst in the order Discord sent it, so replies follow suit.
+        in_order = asyncio.Lock()
+
         @client.event
         async def on_message(message: Any) -> None:
             inbound = self._normalise(message)
             if inbound is not None:
-                await asyncio.to_thread(self.ingest, [inbound], None)
+                async with in_order:
+                    await asyncio.to_thread(self.ingest, [inbound], None)
 
         try:
             await client.login(self.secrets["TOKEN"])

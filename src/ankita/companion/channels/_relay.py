@@ -34,6 +34,8 @@ ADAPTERS = {
 }
 SORRY = "Sorry, I can't answer right now: my model is not reachable. Please try again later."
 UNREAD = "Sorry, I could not read that message; please say it another way."
+# A message of control characters alone (escape sequences, NULs) leaves nothing to answer.
+NOTHING_TO_READ = "That message held only control characters, so there was nothing to read."
 
 
 def open_adapter(
@@ -241,6 +243,7 @@ class CompanionResponder:
         self._transcripts: Any = None
 
     def __call__(self, message: Inbound, config: dict[str, Any]) -> str | None:
+        from ankita.companion.chat._input import clean_message
         from ankita.companion.chat._runtime import Companion
         from ankita.companion.chat._transcripts import Transcripts
         from ankita.companion.persona._persona import load_persona
@@ -258,6 +261,12 @@ class CompanionResponder:
             lanes=self.lanes,
         )
         turn = companion.send(message.text)
+        if (
+            turn.kind == "silent"
+            and message.text.strip()
+            and not clean_message(message.text).strip()
+        ):
+            return NOTHING_TO_READ  # every message is answered or told why
         return turn.text if turn.kind == "normal" and turn.text else None
 
     def close(self) -> None:

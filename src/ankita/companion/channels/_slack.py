@@ -108,8 +108,14 @@ class SlackAdapter(Adapter):
             return None  # the same text also arrives as a message event, handled above
 
         socket_client = WebClient(base_url=self.base_url, timeout=int(self.send_timeout_s))
+        # One listener at a time: a pool of them stored a burst out of order, and the
+        # companion answered it so (storing an event is one short insert).
         self.handler = SocketModeHandler(
-            app, self.secrets["APP_TOKEN"], logger=self.logger, web_client=socket_client
+            app,
+            self.secrets["APP_TOKEN"],
+            logger=self.logger,
+            web_client=socket_client,
+            concurrency=1,
         )
         try:
             self.handler.connect()

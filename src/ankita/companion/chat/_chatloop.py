@@ -20,7 +20,8 @@ HELP = """Commands (never sent to the model):
   /retry   ask the model again for your last message (its reply stays in the history)
   /new     start a new conversation (the old one stays and can be resumed by name)
   /quit    end the chat (also /exit, or Ctrl-D)
-Ctrl-C while a reply is being written cancels that reply; at the prompt it ends the chat."""
+Ctrl-C while a reply is being written cancels that reply; at the prompt it ends the chat
+(exit status 130)."""
 RECENT_SHOWN = 6  # messages shown when a session resumes
 
 
@@ -54,6 +55,7 @@ class ChatLoop:
         self.read = read
         self.companion = make(session)
         self.name = session  # as the user names it (the companion keys it by user too)
+        self.interrupted = False  # ended by Ctrl-C at the prompt (exit status 130)
         self.base = session[:48]  # /new names a conversation after this one and the time
         self.last: str | None = None
 
@@ -63,8 +65,16 @@ class ChatLoop:
             while True:
                 try:
                     line = self.read("you> ")
-                except (EOFError, KeyboardInterrupt):
+                except EOFError:
                     self.console.print()
+                    return
+                except KeyboardInterrupt:
+                    self.console.print()
+                    self.err.print(
+                        f"[dim]chat ended; `ankita chat --session {esc(self.name)}` "
+                        "takes it up again[/dim]"
+                    )
+                    self.interrupted = True
                     return
                 if not self._command(line.strip()):
                     return
@@ -107,7 +117,7 @@ class ChatLoop:
             if self.last is None:
                 self.console.print("[dim]nothing to retry yet[/dim]")
             else:
-                self._say(self.last)
+                self._say(self.last, retry=True)
         elif line.startswith("/") and " " not in line:
             self.console.print(f"[dim]unknown command {esc(line)}; /help lists them[/dim]")
         elif not clean_message(line).strip():
@@ -117,33 +127,42 @@ class ChatLoop:
             self._say(line)
         return True
 
-    def _say(self, line: str) -> None:
+    def _say(self, line: str, retry: bool = False) -> None:
         name = self.companion.persona.card["data"]["name"]
         cancel = threading.Event()
+        shown: list[
+            bool
+        ] = []  # the name is printed with the reply's first text: never an empty "Ankita>"
 
         def show(delta: str) -> None:
             if cancel.is_set():
                 raise Cancelled
+            if not shown:
+                self.console.print(f"[bold]{esc(name)}>[/bold] ", end="")
+                shown.append(True)
             self.console.print(esc(delta), end="")
 
-        self.console.print(f"[bold]{esc(name)}>[/bold] ", end="")
+        def end_line() -> None:
+            if shown:
+                self.console.print()
+
+        send = self.companion.retry if retry else self.companion.send
         try:
-            turn = self.companion.send(line, on_delta=show)
-        except KeyboardInterrupt:
-            cancel.set()  # the model's stream ends at its next piece of text
-            self.console.print()
-            self.err.print("[dim]  (reply cancelled)[/dim]")
-            return
-        except Cancelled:
-            self.console.print()
-            self.err.print("[dim]  (reply cancelled)[/dim]")
+            turn = send(line, on_delta=show)
+        except (KeyboardInterrupt, Cancelled) as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                cancel.set()  # the model's stream ends at its next piece of text
+            end_line()
+            self.err.print("[dim]  (reply cancelled; not kept in the conversation)[/dim]")
             return
         except (AnkitaError, TimeoutError) as exc:
             # One turn's error ends that turn, never the conversation.
-            self.console.print()
+            end_line()
             self.err.print(f"[red]error[/red]: {esc(str(exc))}")
             return
-        self.console.print()
+        end_line()
+        if turn.kind == "silent":
+            self.err.print(f"[dim]  ({esc(name)} chose not to reply)[/dim]")
         for call in turn.tool_calls:
             self.err.print(f"[dim]  memory: {esc(call)}[/dim]")
         if turn.compacted:

@@ -27,7 +27,7 @@ from ankita import tools as memory_tools
 from ankita._errors import AnkitaError, InvalidInput, ModelError, NotFound
 from ankita._jsonl import parse_json
 from ankita._memory import Memory
-from ankita.companion._apps import AppIndex
+from ankita.companion._apps import OPEN_APP_TOOL, AppIndex
 from ankita.companion.chat._input import clean_message
 from ankita.companion.chat._lanes import Lanes
 from ankita.companion.chat._model import ChatModel, ModelReply
@@ -61,27 +61,6 @@ SUMMARY_PROMPT = (
     "sentences: what was discussed, decided or promised. Facts about {user} are "
     "stored elsewhere; keep only what the conversation needs to continue."
 )
-
-
-OPEN_APP_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "open_app",
-        "description": "Open an installed application on the user's computer by its name. If "
-        "the name is ambiguous, the result says which apps to ask the user about.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "name": {
-                    "type": "string",
-                    "description": "The application's name, e.g. 'calculator'.",
-                }
-            },
-            "required": ["name"],
-            "additionalProperties": False,
-        },
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -223,6 +202,24 @@ class Companion:
             f"session:{self.session}", lambda: self._send(text, on_delta), self.deadline_s
         )
         return result
+
+    def retry(self, text: str, on_delta: Callable[[str], None] | None = None) -> Turn:
+        """Ask again for `text`: a conflict question the retried reply put is put again."""
+        last = [m.seq for m in self.transcripts.messages(self.session) if m.role == "assistant"]
+        if last:
+            asked = json.loads(self.transcripts.get(self.session, "asked") or "[]")
+            kept = [
+                k
+                for k in asked
+                if self.transcripts.get(self.session, f"asked_in:{k}") != str(last[-1])
+            ]
+            self.transcripts.put(self.session, "asked", json.dumps(kept))
+        return self.send(text, on_delta)
+
+    def withdraw(self, reply: str) -> None:
+        """A reply the user stopped (voice's stop word) leaves the conversation the model
+        reads, as a reply cancelled in `ankita chat` never enters it."""
+        self.transcripts.withdraw(self.session, reply)
 
     def _send(self, text: str, on_delta: Callable[[str], None] | None) -> Turn:
         text = clean_message(text).strip()  # nothing stored can poison the session

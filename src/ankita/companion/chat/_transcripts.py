@@ -85,6 +85,19 @@ class Transcripts:
         ).fetchone()
         return Message(int(row[0]), role, content, kind, extra, at)
 
+    def withdraw(self, session: str, content: str) -> bool:
+        """Mark the newest assistant turn saying `content` cancelled: kept in the transcript,
+        never read back to the model (a reply the user stopped). False if there is none."""
+        row = self.db.execute(
+            "SELECT seq FROM messages WHERE session = ? AND role = 'assistant' AND kind = 'turn' "
+            "AND content = ? ORDER BY seq DESC LIMIT 1",
+            (session, content),
+        ).fetchone()
+        if row is None:
+            return False
+        self.db.execute("UPDATE messages SET kind = 'cancelled' WHERE seq = ?", (row[0],))
+        return True
+
     def messages(self, session: str, since: int = 0) -> list[Message]:
         return [
             Message(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5])

@@ -215,6 +215,9 @@ class Engines:
     ask: Callable[[str], str]  # a question to the companion's reply ("" when silent)
     synthesize: Callable[[str], Any]  # text to 16 kHz float samples
     spot_stop: Callable[[Any], str | None]  # a block while speaking to a stop word, if said
+    # A reply the user stopped leaves the conversation the model reads (as a cancelled chat
+    # reply does): called with its text.
+    withdraw: Callable[[str], None] = lambda reply: None
 
 
 @dataclass
@@ -233,6 +236,7 @@ class LiveSession:
         self._jobs = 0
         self._pending = 0
         self._ask_number = 0  # a reply to an ask given up on (a stop word) is dropped
+        self._reply = ""  # the text of the reply being spoken
         self._speech: Any = None
 
     def _note(self, kind: str, detail: str = "") -> None:
@@ -263,6 +267,7 @@ class LiveSession:
                 self._note("speaking", value)
             elif action == "cancel_speech":
                 self.player.stop()
+                self.engines.withdraw(self._reply)
                 self._note("speech cancelled")
             elif action == "cancel_request":
                 self._ask_number = -1
@@ -293,12 +298,15 @@ class LiveSession:
                 self._act(self.machine.heard(text, started))
             return
         if number != self._ask_number:
-            return  # given up on: a stop word came first
+            if status == "ok" and value[0]:
+                self.engines.withdraw(value[0])  # given up on: a stop word came first
+            return
         if status != "ok":
             self._note("model failed", str(value))
             self._act(self.machine.failed("model"))
             return
         reply, self._speech = value
+        self._reply = reply
         self._note("reply", reply or "(silent)")
         self._act(self.machine.reply(reply))
 

@@ -107,6 +107,11 @@ def _frame_energy(samples: Any, size: int) -> Any:
 
 def utterances(pcm: bytes, rate: int) -> list[bytes]:
     """Cut audio at pauses (frame energy below a threshold relative to the loudest part)."""
+    return [piece for _, piece in timed_utterances(pcm, rate)]
+
+
+def timed_utterances(pcm: bytes, rate: int) -> list[tuple[float, bytes]]:
+    """`utterances`, each with the second of the recording it begins at (margin included)."""
     np = _np()
     samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32)
     size = max(1, int(rate * FRAME_S))
@@ -132,7 +137,12 @@ def utterances(pcm: bytes, rate: int) -> list[bytes]:
     # quiet consonants such as the s of "stop" sit below the energy line.
     margin = int(MARGIN_S / FRAME_S)
     return [
-        samples[max(0, a - margin) * size : min(count, b + margin) * size].astype("<i2").tobytes()
+        (
+            max(0, a - margin) * size / rate,
+            samples[max(0, a - margin) * size : min(count, b + margin) * size]
+            .astype("<i2")
+            .tobytes(),
+        )
         for a, b in pieces
         if b - a >= 3
     ]
@@ -299,13 +309,17 @@ class Recognizer:
 
     def transcribe(self, pcm: bytes, rate: int) -> list[str]:
         """What was said in a recording, one entry per utterance (unrecognised ones left out)."""
+        return [text for _, text in self.transcribe_timed(pcm, rate)]
+
+    def transcribe_timed(self, pcm: bytes, rate: int) -> list[tuple[float, str]]:
+        """`transcribe`, each utterance with the second it began: a follow-up window is judged
+        where speech began, as the live loop judges it."""
         np = _np()
-        pieces = utterances(pcm, rate)
         heard = (
-            self.recognise(to_pcm(resample(np.frombuffer(piece, dtype="<i2"), rate)))
-            for piece in pieces
+            (start, self.recognise(to_pcm(resample(np.frombuffer(piece, dtype="<i2"), rate))))
+            for start, piece in timed_utterances(pcm, rate)
         )
-        return [text for text in heard if text]
+        return [(start, text) for start, text in heard if text]
 
 
 class StopSpotter:

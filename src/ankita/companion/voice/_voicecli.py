@@ -135,6 +135,7 @@ def _steps(
     out = private_folder(out_dir or tempfile.mkdtemp(prefix="ankita-voice-"))
     log = _log(lambda: now["t"])
     name = esc(companion.persona.card["data"]["name"])
+    spoken = {"reply": ""}  # the reply being spoken, withdrawn if a stop word cuts it
 
     def act(actions: list[tuple[str, str]]) -> None:
         for action, value in actions:
@@ -146,6 +147,7 @@ def _steps(
                     act(machine.failed("model"))
                     continue
                 log(f"{name}: {esc(reply or '(silent)')}")
+                spoken["reply"] = reply
                 act(machine.reply(reply))
             elif action == "speak":
                 try:
@@ -158,11 +160,12 @@ def _steps(
                     log(f"[red]speech failed[/red]: {esc(str(exc))}")
                     act(machine.spoken())
             elif action == "cancel_speech":
+                companion.withdraw(spoken["reply"])
                 log("speech cancelled")
             elif action == "cancel_request":
                 log("request cancelled")
             elif action == "show_hint":
-                log(f"[yellow]{esc(value)}[/yellow] (state: {machine.state})")
+                log(f"hint: [yellow]{esc(value)}[/yellow]")  # worded as `--stream` words it
             elif action == "ignored":
                 log(f"ignored: {esc(value)}")
             elif action == "listen":
@@ -188,19 +191,23 @@ def _steps(
             speech_done_by(now["speech_ends"])
             now["t"] = max(now["t"], machine.muted_until)
         timed = False
+        began = now["t"]
         if kind == "wav":
             try:
-                heard = engine.call("transcribe", str(Path(item).resolve()))
+                timed_heard = engine.call("transcribe_timed", str(Path(item).resolve()))
             except VoiceError as exc:
                 log(f"[red]recognition failed[/red]: {esc(str(exc))}")
                 continue
             with wave.open(item) as w:
                 now["t"] += w.getnframes() / w.getframerate()
+            # Each utterance is judged where it began (the follow-up window), not at the end
+            # of the file: as the live loop and `--stream` judge it.
+            heard = [(began + offset, text) for offset, text in timed_heard]
         else:
-            heard = [item]
-        for text in heard:
+            heard = [(began, item)]
+        for started, text in heard:
             log(f"heard: {esc(text)!r}")
-            act(machine.heard(text))
+            act(machine.heard(text, started))
         if not heard:
             log("heard nothing it could recognise")
     speech_done_by(now["speech_ends"])
@@ -219,6 +226,7 @@ def _live(
         ask=_ask(companion),
         synthesize=lambda text: engine.call("synthesize", text),
         spot_stop=spotter.feed,
+        withdraw=companion.withdraw,
     )
     session = LiveSession(
         Voice(audio.now, settings),

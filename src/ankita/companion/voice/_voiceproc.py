@@ -40,6 +40,9 @@ def serve(requests: Any, results: Any, phrases: Sequence[str], dictation: str) -
             if op == "transcribe":
                 pcm, rate = read_wav(args[0])
                 results.put((number, "ok", recognizer.transcribe(pcm, rate)))
+            elif op == "transcribe_timed":  # [(second it began, text)] per utterance
+                pcm, rate = read_wav(args[0])
+                results.put((number, "ok", recognizer.transcribe_timed(pcm, rate)))
             elif op == "recognise":  # one 16 kHz utterance from a live loop
                 results.put((number, "ok", recognizer.recognise(args[0])))
             elif op == "synthesize":
