@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from ankita.cli import cli
 from ankita.companion.channels._channels import Channels
 from fake_telegram import TOKEN, FakeTelegram
+from waiting import wait_for
 
 
 @pytest.fixture
@@ -42,15 +43,6 @@ def env(tmp_path, monkeypatch, chat_model):
         monkeypatch.setenv(key, value)
     yield telegram, values
     telegram.stop()
-
-
-def wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def outbox(path):

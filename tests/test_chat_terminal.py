@@ -30,9 +30,9 @@ class Env(dict):
     fake: FakeModel
 
 
-@pytest.fixture
-def env(tmp_path):
-    fake = FakeModel()
+def chat_env(tmp_path, fake):
+    """The environment of an `ankita chat` whose model is `fake` and whose files are in
+    tmp_path."""
     values = Env(
         {
             "ANKITA_CHAT_PROVIDER": "ollama",
@@ -46,7 +46,13 @@ def env(tmp_path):
         }
     )
     values.fake = fake
-    yield values
+    return values
+
+
+@pytest.fixture
+def env(tmp_path):
+    fake = FakeModel()
+    yield chat_env(tmp_path, fake)
     fake.stop()
 
 

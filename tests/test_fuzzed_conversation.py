@@ -21,6 +21,7 @@ from ankita.companion.channels._channels import Channels
 from ankita.companion.channels._relay import NOTHING_TO_READ, SORRY, UNREAD, Relay
 from ankita.companion.chat._input import clean_message
 from fakemodel import FakeModel, Say
+from waiting import wait_for
 
 FUZZ_SECONDS = float(os.environ.get("ANKITA_FUZZ_SECONDS", "5"))
 
@@ -212,15 +213,6 @@ PLATFORMS = {"telegram": Telegram, "discord": Discord, "slack": Slack}
 channel_messages = messages.filter(lambda t: t.strip() and len(t) <= 3_500)
 
 
-def _wait(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _channels_survive(tmp_path, monkeypatch, responder, chat_model, name, slow):
     chat_model.brain = answer_briefly
     platform = PLATFORMS[name](monkeypatch)
@@ -247,7 +239,7 @@ def _channels_survive(tmp_path, monkeypatch, responder, chat_model, name, slow):
             platform.say(text)
         platform.say("Where do I live?")
         expected = before + len(said) + 1
-        assert _wait(lambda: len(platform.replies()) >= expected), (reports, platform.replies())
+        assert wait_for(lambda: len(platform.replies()) >= expected), (reports, platform.replies())
         got = platform.replies()[before:expected]
         for text, reply in zip(said, got, strict=False):
             # Answered (the model's one line) or told why, in words.
@@ -263,7 +255,7 @@ def _channels_survive(tmp_path, monkeypatch, responder, chat_model, name, slow):
         relay = start()  # the conversation resumes with a relay started again
         before = len(platform.replies())
         platform.say("and tomorrow?")
-        assert _wait(lambda: len(platform.replies()) > before)
+        assert wait_for(lambda: len(platform.replies()) > before)
         assert platform.replies()[before] == short("and tomorrow?")
     finally:
         relay.stop()
@@ -303,19 +295,10 @@ def _chat_survives(tmp_path, slow):
         if os.environ.get("CI"):
             raise RuntimeError("tmux is missing: .ci/run installs it")
         pytest.skip("needs tmux")
-    from test_chat_terminal import Terminal
+    from test_chat_terminal import Terminal, chat_env
 
     fake = FakeModel(answer_briefly)
-    env = {
-        "ANKITA_CHAT_PROVIDER": "ollama",
-        "ANKITA_CHAT_URL": fake.url("ollama"),
-        "ANKITA_CHAT_MODEL": "fake",
-        "ANKITA_DB": str(tmp_path / "memory.db"),
-        "ANKITA_USER": "sam",
-        "ANKITA_EMBEDDER": "none",
-        "ANKITA_CHAT_DB": str(tmp_path / "chat.db"),
-        "ANKITA_PERSONA": str(tmp_path / "persona.json"),
-    }
+    env = chat_env(tmp_path, fake)
     term = Terminal(env, "chat", "--session", "fuzz")
     try:
         term.wait_for("you>")
@@ -334,19 +317,19 @@ def _chat_survives(tmp_path, slow):
                 # A line the chat sent on is answered on screen. (The screen, not the prompt
                 # count: readline and the terminal may disagree on an emoji's width, and the
                 # prompt is then drawn over.)
-                if _wait(lambda a=asked: len(fake.requests) > a, timeout=1.0):
+                if wait_for(lambda a=asked: len(fake.requests) > a, timeout=1.0):
                     reply = short(said()[asked])  # the turn's own request (a compaction follows)
-                    assert _wait(lambda r=reply: f"Ankita> {r}" in term.screen()), term.screen()
+                    assert wait_for(lambda r=reply: f"Ankita> {r}" in term.screen()), term.screen()
             # The next ordinary message is answered. Keys such as ESC p open a line-editing
             # mode (a history search) that takes the Enter; as a person would, leave it
             # (Ctrl-G), clear the line (Ctrl-U) and type it again.
             asked, shown = len(fake.requests), term.screen().count("Ankita> ok 16")
             term.type("Where do I live?")
-            if not _wait(lambda: "Where do I live?" in said()[asked:], timeout=3):
+            if not wait_for(lambda: "Where do I live?" in said()[asked:], timeout=3):
                 term.press("C-g", "C-u")
                 term.type("Where do I live?")
-            assert _wait(lambda: "Where do I live?" in said()[asked:]), term.screen()
-            assert _wait(lambda: term.screen().count("Ankita> ok 16") > shown), term.screen()
+            assert wait_for(lambda: "Where do I live?" in said()[asked:]), term.screen()
+            assert wait_for(lambda: term.screen().count("Ankita> ok 16") > shown), term.screen()
             term.clear()
 
         for_a_while(typed, 3, slow)

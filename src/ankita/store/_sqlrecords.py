@@ -11,7 +11,6 @@ from ankita._models import Event
 from ankita.store._sqlbase import (
     EVENT_COLUMNS,
     SQLBase,
-    placeholders,
 )
 
 
@@ -277,18 +276,16 @@ class RecordsSQL(SQLBase):
         ]
 
     def vectors_of(self, ids: Sequence[str], model: str) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            out.update(
-                (r[0], bytes(r[1]))
-                for r in self._run(
-                    f"SELECT fact_id, vector FROM vectors WHERE model = ? AND fact_id IN "
-                    f"({placeholders(chunk)})",
-                    [model, *chunk],
-                ).fetchall()
-            )
-        return out
+        if not ids:
+            return {}
+        clause, params = self._ids_clause(ids, "fact_id")
+        return {
+            r[0]: bytes(r[1])
+            for r in self._run(
+                f"SELECT fact_id, vector FROM vectors WHERE {clause} AND model = ?",
+                [*params, model],
+            ).fetchall()
+        }
 
     # -- parses ----------------------------------------------------------------------------
 
@@ -303,18 +300,16 @@ class RecordsSQL(SQLBase):
 
     def parses_of(self, ids: Sequence[str], parser: str) -> dict[str, tuple[str, str]]:
         """(digest, data) of each fact whose parse `parser` wrote."""
-        out: dict[str, tuple[str, str]] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            out.update(
-                (r[0], (r[1], r[2]))
-                for r in self._run(
-                    f"SELECT fact_id, digest, data FROM parses WHERE parser = ? AND fact_id IN "
-                    f"({placeholders(chunk)})",
-                    [parser, *chunk],
-                ).fetchall()
-            )
-        return out
+        if not ids:
+            return {}
+        clause, params = self._ids_clause(ids, "fact_id")
+        return {
+            r[0]: (r[1], r[2])
+            for r in self._run(
+                f"SELECT fact_id, digest, data FROM parses WHERE {clause} AND parser = ?",
+                [*params, parser],
+            ).fetchall()
+        }
 
     # -- tokens ---------------------------------------------------------------------------
 

@@ -248,6 +248,8 @@ class CompanionResponder:
         from ankita.companion.chat._transcripts import Transcripts
         from ankita.companion.persona._persona import load_persona
 
+        if message.text.strip() and not clean_message(message.text).strip():
+            return NOTHING_TO_READ  # every message is answered or told why
         user = config["user"]
         memory = self.memories.get(user) or self.memories.setdefault(user, self.open_memory(user))
         if self._transcripts is None:
@@ -261,12 +263,6 @@ class CompanionResponder:
             lanes=self.lanes,
         )
         turn = companion.send(message.text)
-        if (
-            turn.kind == "silent"
-            and message.text.strip()
-            and not clean_message(message.text).strip()
-        ):
-            return NOTHING_TO_READ  # every message is answered or told why
         return turn.text if turn.kind == "normal" and turn.text else None
 
     def close(self) -> None:

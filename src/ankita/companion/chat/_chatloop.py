@@ -130,9 +130,8 @@ class ChatLoop:
     def _say(self, line: str, retry: bool = False) -> None:
         name = self.companion.persona.card["data"]["name"]
         cancel = threading.Event()
-        shown: list[
-            bool
-        ] = []  # the name is printed with the reply's first text: never an empty "Ankita>"
+        # The name is printed with the reply's first text: never an empty "Ankita>".
+        shown: list[bool] = []
 
         def show(delta: str) -> None:
             if cancel.is_set():

@@ -136,7 +136,7 @@ class Companion:
     def _pending_question(self) -> tuple[str, tuple[str, str] | None]:
         """A conflict not yet asked about in this session, the newest first, as an instruction
         to ask it. Read a page at a time: a memory may hold thousands of flagged pairs."""
-        asked = set(json.loads(self.transcripts.get(self.session, "asked") or "[]"))
+        asked = set(self._asked())
         offset = 0
         while pairs := self.memory.conflicts(limit=QUESTION_PAGE, offset=offset):
             for pair in pairs:
@@ -154,12 +154,17 @@ class Companion:
 
     def resume(self) -> None:
         """A conversation taken up again may ask its open questions once more."""
-        self.transcripts.put(self.session, "asked", "[]")
+        self._set_asked([])
+
+    def _asked(self) -> list[str]:
+        """The conflicts this session has asked about, as "a|b" keys."""
+        return list(json.loads(self.transcripts.get(self.session, "asked") or "[]"))
+
+    def _set_asked(self, keys: list[str]) -> None:
+        self.transcripts.put(self.session, "asked", json.dumps(keys))
 
     def _mark_asked(self, pair: tuple[str, str], message: Message) -> None:
-        asked = json.loads(self.transcripts.get(self.session, "asked") or "[]")
-        asked.append(f"{pair[0]}|{pair[1]}")
-        self.transcripts.put(self.session, "asked", json.dumps(asked))
+        self._set_asked([*self._asked(), f"{pair[0]}|{pair[1]}"])
         # Which message asked it: compaction keeps it verbatim while the conflict stands.
         self.transcripts.put(self.session, f"asked_in:{pair[0]}|{pair[1]}", str(message.seq))
 
@@ -167,7 +172,7 @@ class Companion:
         """The messages that asked about a conflict that still stands (from what this session
         asked, not from every flagged pair of the memory)."""
         seqs = set()
-        for key in json.loads(self.transcripts.get(self.session, "asked") or "[]"):
+        for key in self._asked():
             a, b = key.split("|")
             try:
                 standing = b in self.memory.get(a).conflicts_with
@@ -207,13 +212,14 @@ class Companion:
         """Ask again for `text`: a conflict question the retried reply put is put again."""
         last = [m.seq for m in self.transcripts.messages(self.session) if m.role == "assistant"]
         if last:
-            asked = json.loads(self.transcripts.get(self.session, "asked") or "[]")
-            kept = [
-                k
-                for k in asked
-                if self.transcripts.get(self.session, f"asked_in:{k}") != str(last[-1])
-            ]
-            self.transcripts.put(self.session, "asked", json.dumps(kept))
+            asked_in = str(last[-1])
+            self._set_asked(
+                [
+                    k
+                    for k in self._asked()
+                    if self.transcripts.get(self.session, f"asked_in:{k}") != asked_in
+                ]
+            )
         return self.send(text, on_delta)
 
     def withdraw(self, reply: str) -> None:
