@@ -212,14 +212,8 @@ class Companion:
         """Ask again for `text`: a conflict question the retried reply put is put again."""
         last = [m.seq for m in self.transcripts.messages(self.session) if m.role == "assistant"]
         if last:
-            asked_in = str(last[-1])
-            self._set_asked(
-                [
-                    k
-                    for k in self._asked()
-                    if self.transcripts.get(self.session, f"asked_in:{k}") != asked_in
-                ]
-            )
+            by = {k: self.transcripts.get(self.session, f"asked_in:{k}") for k in self._asked()}
+            self._set_asked([k for k, seq in by.items() if seq != str(last[-1])])
         return self.send(text, on_delta)
 
     def withdraw(self, reply: str) -> None:
