@@ -140,11 +140,58 @@ def test_an_unknown_judge_is_a_clear_error(bad, monkeypatch):
         ("judge_floor", -0.1),
         ("judge_candidates", 0),
         ("judge_candidates", 2.5),
+        ("judge_clear_line", 1.5),
     ],
 )
 def test_judge_settings_are_checked(field, value):
     with pytest.raises(ConfigError, match=field):
         Settings(**{field: value})
+
+
+# A negation the rules flag and the fit leaves possible; read together, the two agree.
+CANNOT_WITHOUT = [
+    ("Mia can't imagine life without her cats.", "Mia enjoys reading on the sofa with her cats."),
+    (
+        "Omar can't imagine a weekend without his bike.",
+        "Omar rides his bike to the lake on Saturdays.",
+    ),
+    ("Lena can't imagine mornings without coffee.", "Lena drinks coffee every morning."),
+]
+# The same kind of flag, which the judge reads as contradicting: it stays possible.
+NO_CAR = ("Priya does not own a car.", "Priya believes that cars make cities loud.")
+
+
+@pytest.mark.parametrize("pair", CANNOT_WITHOUT)
+def test_a_possible_conflict_the_judge_reads_as_compatible_makes_no_link(db_path, pair):
+    with Memory(db_path, embedder="local", judge="off") as m:
+        m.remember(pair[0])
+        assert m.remember(pair[1]).possible_conflicts  # the rules and the fit alone: possible
+    with Memory(db_path.with_name("judged.db"), embedder="local", judge="nli") as m:
+        m.remember(pair[0])
+        result = m.remember(pair[1])
+        assert m.conflict_count(possible=True) == 0 and m.conflict_count() == 0
+    assert result.action == "created" and result.possible_conflicts == ()
+    assert "the contradiction judge reads the two as compatible" in result.reason
+
+
+def test_a_possible_conflict_the_judge_reads_as_contradicting_stays_possible(db_path):
+    with Memory(db_path, embedder="local", judge="nli") as m:
+        first = m.remember(NO_CAR[0]).fact
+        result = m.remember(NO_CAR[1])
+        assert m.conflict_count(possible=True) == 1 and m.conflict_count() == 0
+    assert result.possible_conflicts == (first.id,)
+
+
+def test_a_possible_conflict_stays_possible_when_the_judge_fails_or_is_not_asked(db_path, judge):
+    broken = ContradictionJudge()
+    broken._loaded = (judge._load()[0], FailingRuntime())
+    with Memory(db_path, embedder="local", judge=broken) as m:
+        m.remember(CANNOT_WITHOUT[0][0])
+        assert m.remember(CANNOT_WITHOUT[0][1]).possible_conflicts
+    # Without an embedder the judge reads nothing, to clear a flag as to raise one.
+    with Memory(db_path.with_name("lexical.db"), embedder="none", judge="nli") as m:
+        m.remember(CANNOT_WITHOUT[2][0])
+        assert m.remember(CANNOT_WITHOUT[2][1]).possible_conflicts
 
 
 @pytest.mark.slow

@@ -125,6 +125,25 @@ def test_a_store_that_uses_the_space_resumes_its_backfill_in_the_background(tmp_
         assert vectors(memory) == []
 
 
+def test_a_background_backfill_that_fails_says_so(tmp_path, caplog):
+    path = tmp_path / "m.db"
+    with Memory(path, embedder="none", multilingual="off") as memory:
+        for text in ENGLISH:
+            memory.remember(text)
+    with Memory(path, embedder="none", multilingual=Counting()) as memory:
+        stop = threading.Event()
+        # One fact embedded: the store uses the space, three facts still lack a vector.
+        memory.multilingual.backfill(memory.store, lambda *_: stop.set(), stop, batch_size=1)
+    with Memory(path, embedder="none", multilingual=Counting(fail=True)) as memory:
+        memory._backfill.thread.join(timeout=60)
+        assert memory._backfill.report["failed"] == 3 and len(vectors(memory)) == 3
+    warned = [r.getMessage() for r in caplog.records if r.name == "ankita.multilingual"]
+    assert warned == [
+        "the multilingual backfill could not embed 3 facts (multilingual provider down); "
+        "the next memory opened, or `ankita reindex --multilingual`, tries again"
+    ]
+
+
 def test_reindex_multilingual_from_the_cli(tmp_path):
     path = str(tmp_path / "m.db")
     with Memory(path, embedder="none", multilingual="off") as memory:

@@ -11,7 +11,8 @@ from typing import Any
 
 from ankita._errors import EmbedderError
 from ankita._models import WriteResult
-from ankita._write import NewFact, Writer, check_write
+from ankita._validate import check_write
+from ankita._write import NewFact, Writer
 from ankita.analysis._text import sentences
 
 IMPORT_BATCH = 256  # facts embedded in one call and written in one transaction

@@ -18,6 +18,10 @@ DEFAULT_STALE_AFTER_DAYS = 180.0
 DEFAULT_JUDGE_LINE = 0.98
 DEFAULT_JUDGE_FLOOR = 0.30
 DEFAULT_JUDGE_CANDIDATES = 2
+# A possible conflict (never a sure one) that the judge reads below even odds, in the lower of
+# its two orders, is no conflict at all: read together, the two facts are more likely
+# compatible (docs/decisions.md, "Sure and possible conflicts").
+DEFAULT_JUDGE_CLEAR_LINE = 0.50
 DEFAULT_LONG_MERGE_LINE = 0.91
 DEFAULT_MAX_CONFLICTS = 3
 
@@ -62,6 +66,7 @@ class Settings:
     judge_line: float = DEFAULT_JUDGE_LINE
     judge_floor: float = DEFAULT_JUDGE_FLOOR
     judge_candidates: int = DEFAULT_JUDGE_CANDIDATES
+    judge_clear_line: float = DEFAULT_JUDGE_CLEAR_LINE
     # A cosine merge between long facts (a sentence of more than CLAIM_WORDS content words)
     # needs this score instead of the merge line: two long sentences on one topic score high
     # while each holds something the other does not (docs/decisions.md, "On a stream").
@@ -76,6 +81,7 @@ class Settings:
             raise ConfigError("conflict_threshold must not be above dedup_threshold")
         _check_threshold("judge_line", self.judge_line)
         _check_threshold("judge_floor", self.judge_floor)
+        _check_threshold("judge_clear_line", self.judge_clear_line)
         _check_threshold("long_merge_line", self.long_merge_line)
         if (
             isinstance(self.max_conflicts, bool)

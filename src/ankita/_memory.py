@@ -17,6 +17,7 @@ from ankita._models import Conflict, Event, Fact, Recall, WriteResult
 from ankita._multilingual import MultilingualSpace, backfill_now, open_space, recall_nearby
 from ankita._validate import (
     check_import_row,
+    check_write,
     validate_count,
     validate_id,
     validate_kind,
@@ -24,7 +25,7 @@ from ankita._validate import (
     validate_text,
     validate_user,
 )
-from ankita._write import NewFact, Writer, check_write, now_iso
+from ankita._write import NewFact, Writer, now_iso
 from ankita.analysis._comparison import Comparison
 from ankita.analysis._plain import flagged_pair
 from ankita.embed._embedders import Embedder, resolve_embedder

@@ -4,6 +4,7 @@ backfill that gives every older fact a vector once a store starts using it."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -19,6 +20,8 @@ from ankita.embed._multilingual import resolve_multilingual
 from ankita.search._candidates import CandidateSearch
 from ankita.search._vectors import Nearby
 from ankita.store._sql import SQLStore
+
+log = logging.getLogger("ankita.multilingual")
 
 # How long a store found without multilingual vectors is believed to have none: another
 # process may start using them, and asking on every write costs a query.
@@ -125,6 +128,9 @@ class MultilingualSpace:
             return report
 
 
+_AGAIN = "the next memory opened, or `ankita reindex --multilingual`, tries again"
+
+
 class Backfill:
     """The backfill of one memory, run once in a thread with its own connection to the store
     (a write never waits on it), or in the caller's thread for a store in memory only."""
@@ -134,6 +140,9 @@ class Backfill:
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
         self.started = False
+        # What the background run did, or why it stopped: read by tests, and logged.
+        self.report: dict[str, Any] | None = None
+        self.error: str | None = None
 
     def ensure(self, store: SQLStore) -> None:
         """Begin once per memory: in a thread when the store can be opened again."""
@@ -151,11 +160,20 @@ class Backfill:
         try:
             store = self.open_store()
             try:
-                self.space.backfill(store, stop=self.stop)
+                self.report = self.space.backfill(store, stop=self.stop)
             finally:
                 store.close()
-        except Exception:  # nothing reads a background failure: the next memory opened tries again
-            pass
+        except Exception as exc:  # a thread's error reaches no caller: it is logged instead
+            self.error = f"{type(exc).__name__}: {exc}"
+            log.warning("the multilingual backfill stopped (%s); %s", self.error, _AGAIN)
+            return
+        if self.report["failed"]:
+            log.warning(
+                "the multilingual backfill could not embed %d facts (%s); %s",
+                self.report["failed"],
+                "; ".join(self.report["errors"]),
+                _AGAIN,
+            )
 
     def close(self) -> None:
         self.stop.set()

@@ -97,3 +97,13 @@ def validate_count(value: object, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INT:
         raise InvalidInput(f"{what} must be a positive whole number, not {value!r}")
     return value
+
+
+def check_write(text: object, kind: object, pinned: object, source: object) -> tuple[str, str]:
+    """A write's text and kind, validated, with its pinned flag and source checked."""
+    text, kind = validate_text(text), validate_kind(kind)
+    if not isinstance(pinned, bool):
+        raise InvalidInput("pinned must be true or false")
+    if source is not None:
+        validate_string(source, "source", 200)
+    return text, kind

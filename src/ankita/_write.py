@@ -11,13 +11,20 @@ from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ankita._config import Settings
-from ankita._errors import EmbedderError, InvalidInput, JudgeError
+from ankita._errors import EmbedderError, JudgeError
 from ankita._missing import dimension_error, pack_vector
 from ankita._models import Action, Fact, Status, WriteResult
 from ankita._multilingual import MultilingualSpace
 from ankita._parses import keep_new, read_stored
-from ankita._validate import validate_kind, validate_string, validate_text
-from ankita.analysis._comparison import CONFLICT, MERGE, Comparison, judge_asks, judged
+from ankita.analysis._comparison import (
+    CONFLICT,
+    MERGE,
+    Comparison,
+    cleared,
+    judge_asks,
+    judge_read,
+    judged,
+)
 from ankita.analysis._decision import compare_texts
 from ankita.analysis._gates import named_apart
 from ankita.analysis._profile import profile_of
@@ -55,16 +62,6 @@ class Step(NamedTuple):
     op: str
     at: str
     model: str | None
-
-
-def check_write(text: object, kind: object, pinned: object, source: object) -> tuple[str, str]:
-    """A write's text and kind, validated, with its pinned flag and source checked."""
-    text, kind = validate_text(text), validate_kind(kind)
-    if not isinstance(pinned, bool):
-        raise InvalidInput("pinned must be true or false")
-    if source is not None:
-        validate_string(source, "source", 200)
-    return text, kind
 
 
 def now_iso(clock: Callable[[], datetime]) -> str:
@@ -269,12 +266,12 @@ class Writer:
 
     def _standing(
         self, comparison: Comparison, new: NewFact, other: Fact, model: str | None
-    ) -> str:
+    ) -> tuple[str, str]:
         """Whether a flag is a sure or a possible conflict, or none at all
-        (`analysis._propositions.standing`); with the disagreement checks off (SPEC's plain
-        rules) every flag is sure."""
+        (`analysis._propositions.standing`), and why not, when the judge cleared it; with the
+        disagreement checks off (SPEC's plain rules) every flag is sure."""
         if not self.settings.detect_disagreement:
-            return SURE
+            return SURE, ""
         if not comparison.findings:
             # The write's shortcut may stop at the first finding a clause gives: read them all.
             full = compare_texts(
@@ -288,7 +285,17 @@ class Writer:
                 analyse_all=True,
             )
             comparison = replace(comparison, findings=full.findings)
-        return standing(comparison, new.text, other.text)
+        found = standing(comparison, new.text, other.text)
+        if found != POSSIBLE or self.judge is None or not model or judge_read(comparison):
+            return found, ""
+        # The judge reads only where an embedder is configured (as it does to flag); a
+        # possible flag it reads as compatible, in both orders, is no conflict at all.
+        try:
+            (p,) = self.judge.contradiction([(other.text, new.text)])
+        except JudgeError:  # a failing judge never blocks a write: the flag stays possible
+            return found, ""
+        why = cleared(p, self.settings)
+        return (UNRELATED if why else found), why
 
     def _create(
         self,
@@ -302,9 +309,13 @@ class Writer:
         fact_id = self._new_id()
         # Sure conflicts raise recall's notice; possible ones are kept for review only.
         parsed = read_stored(store, [o for _, o in flagged])
-        read = [(c, o, self._standing(c, new, o, model)) for c, o in flagged]
-        sure = [(c, o) for c, o, kind in read if kind == SURE]
-        possible = [(c, o) for c, o, kind in read if kind == POSSIBLE]
+        read, judged_apart = [], ""
+        for c, o in flagged:
+            band, why = self._standing(c, new, o, model)
+            read.append((c, o, band))
+            judged_apart = judged_apart or why
+        sure = [(c, o) for c, o, band in read if band == SURE]
+        possible = [(c, o) for c, o, band in read if band == POSSIBLE]
         links = tuple(sorted(other.id for _, other in sure))
         # The fact as stored, links included: nothing else writes it inside this transaction.
         fact = Fact(
@@ -338,10 +349,11 @@ class Writer:
             best = max(scored, key=lambda cf: cf[0].score)[0] if scored else None
             action = Action.CREATED
             reason = best.reason if best else "no stored fact is close enough to compare with"
-            if read:  # flags the parser found about different things
-                reason = (
-                    f"no conflict: {read[0][0].reason}, but the two say nothing of one "
-                    "subject about one thing (a word mentioned, not negated of it)"
+            if read:  # flags the parser found about different things, or the judge compatible
+                reason = f"no conflict: {read[0][0].reason}, but " + (
+                    judged_apart
+                    or "the two say nothing of one subject about one thing (a word mentioned, "
+                    "not negated of it)"
                 )
         event_id = store.add_event(
             self.user,
@@ -352,10 +364,10 @@ class Writer:
             at,
             {"text": text, "kind": kind, "pinned": pinned, "source": source, "reason": reason},
         )
-        for comparison, other, kind in read:
-            if kind == UNRELATED:
+        for comparison, other, band in read:
+            if band == UNRELATED:
                 continue
-            is_possible = kind == POSSIBLE
+            is_possible = band == POSSIBLE
             store.add_link(self.user, fact_id, other.id, at, not is_possible)
             store.add_event(
                 self.user,

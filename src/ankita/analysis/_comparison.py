@@ -128,6 +128,20 @@ def judge_asks(comparison: Comparison, settings: Settings) -> bool:
     )
 
 
+def judge_read(comparison: Comparison) -> bool:
+    """Whether the contradiction judge has read this pair (a flag it raised)."""
+    return isinstance(comparison.gates, Gates) and bool(comparison.gates.judge)
+
+
+def cleared(probability: float, settings: Settings) -> str:
+    """Why a possible conflict is no conflict, when the judge reads the pair as compatible
+    (below `judge_clear_line` in both orders); "" when it does not."""
+    line = settings.judge_clear_line
+    if probability >= line:
+        return ""
+    return f"the contradiction judge reads the two as compatible ({probability:.2f} < {line:.2f})"
+
+
 def judged(comparison: Comparison, probability: float, settings: Settings) -> Comparison:
     """The comparison once the judge has read it: a conflict if it reads a contradiction."""
     line = settings.judge_line

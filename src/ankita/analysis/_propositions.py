@@ -23,7 +23,7 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from ankita.analysis._comparison import Comparison, Gates
+from ankita.analysis._comparison import Comparison, judge_read
 from ankita.analysis._language import language
 from ankita.analysis._text import stem
 
@@ -342,7 +342,7 @@ def signals(
         for quoted in _QUOTED.findall(f.detail)
         for w in quoted.split()
     )
-    judge = isinstance(comparison.gates, Gates) and bool(comparison.gates.judge)
+    judge = judge_read(comparison)
     parsed = parse and english
     return (
         float(bool(checks & SLOT_CHECKS)),
