@@ -36,6 +36,13 @@ SURE = [
     # caption sentences
     ("A woman is not riding a horse", "A woman is riding a horse"),
     ("There is no dog running on the beach", "A dog is running on the beach"),
+    # a place one has been to is one gone to; liking said as being a fan; objects in a list;
+    # a common noun's plural and singular are one subject
+    ("Sam has never been to Lisbon.", "Sam goes to Lisbon every spring."),
+    ("Sam has never been to Lisbon.", "Sam visited Lisbon with his brother."),
+    ("I'm not a fan of jazz", "I like jazz"),
+    ("I enjoy the beach and the mountains", "I don't like mountains"),
+    ("Two boys are not playing chess", "A boy is playing chess"),
 ]
 
 MENTIONED_ONLY = [
@@ -46,6 +53,8 @@ MENTIONED_ONLY = [
     ("Leo has never had a cat.", "Leo believes cats are good company for older people."),
     ("Nadia has never been to Rome.", "Nadia loves Roman history and reads about it."),
     ("Omar can't imagine life without his bike.", "Omar rides his bike to work."),
+    ("Sam has never been to Lisbon.", "Sam's sister lives in Lisbon."),
+    ("I'm not a fan of jazz", "I play jazz piano"),
 ]
 
 
