@@ -76,6 +76,7 @@ def part_of(module: str) -> str:
         "_multilingual": "engine",
         "_missing": "engine",
         "_parses": "engine",
+        "_novelty": "engine",
         "tools": "tools",
         "_console": "console",
         "__main__": "main",

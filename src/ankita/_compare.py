@@ -34,7 +34,7 @@ def compare_pair(writer: Writer, a: str, b: str, kind: str) -> Comparison:
         vb, parts, _ = writer.embed(b)
         if va is not None and vb is not None:
             cos = max(cosine(p, va) for p in (vb, *parts))
-    comparison = compare_texts(b, kind, a, kind, settings, cos, model, analyse_all=True)
+    comparison = compare_texts(b, kind, a, kind, settings, cos, model, True, writer.novelty)
     if writer.judge is None or not judge_asks(comparison, settings):
         return comparison
     return judged(comparison, writer.judge.contradiction([(a, b)])[0], settings)

@@ -23,6 +23,7 @@ DEFAULT_JUDGE_CANDIDATES = 2
 # compatible (docs/decisions.md, "Sure and possible conflicts").
 DEFAULT_JUDGE_CLEAR_LINE = 0.50
 DEFAULT_LONG_MERGE_LINE = 0.91
+DEFAULT_NOVEL_MERGE_LINE = 0.88
 DEFAULT_MAX_CONFLICTS = 3
 
 # Cosine (merge line, conflict line) per embedding model, measured with `ankita eval` on the
@@ -71,6 +72,9 @@ class Settings:
     # needs this score instead of the merge line: two long sentences on one topic score high
     # while each holds something the other does not (docs/decisions.md, "On a stream").
     long_merge_line: float = DEFAULT_LONG_MERGE_LINE
+    # ... and this one where the new fact holds more than NOVEL_WORDS_KEPT words that no word
+    # of the old one is close to, read word by word by the embedder (`_novelty`).
+    novel_merge_line: float = DEFAULT_NOVEL_MERGE_LINE
     # One write is flagged against at most this many facts, the closest first.
     max_conflicts: int = DEFAULT_MAX_CONFLICTS
 
@@ -83,6 +87,7 @@ class Settings:
         _check_threshold("judge_floor", self.judge_floor)
         _check_threshold("judge_clear_line", self.judge_clear_line)
         _check_threshold("long_merge_line", self.long_merge_line)
+        _check_threshold("novel_merge_line", self.novel_merge_line)
         if (
             isinstance(self.max_conflicts, bool)
             or not isinstance(self.max_conflicts, int)

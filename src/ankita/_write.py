@@ -15,6 +15,7 @@ from ankita._errors import EmbedderError, JudgeError
 from ankita._missing import dimension_error, pack_vector
 from ankita._models import Action, Fact, Status, WriteResult
 from ankita._multilingual import MultilingualSpace
+from ankita._novelty import WordNovelty
 from ankita._parses import keep_new, read_stored
 from ankita.analysis._comparison import (
     CONFLICT,
@@ -27,7 +28,7 @@ from ankita.analysis._comparison import (
 )
 from ankita.analysis._decision import compare_texts
 from ankita.analysis._gates import named_apart
-from ankita.analysis._profile import profile_of
+from ankita.analysis._profile import Text, profile_of
 from ankita.analysis._propositions import POSSIBLE, SURE, UNRELATED, standing
 from ankita.analysis._similarity import cosine, match_words
 from ankita.analysis._text import content_words, sentences
@@ -106,6 +107,21 @@ class Writer:
         self.user, self.settings, self.store, self.search = user, settings, store, search
         self.embedder, self.judge, self.clock = embedder, judge, clock
         self.multilingual: MultilingualSpace | None = None
+        self.novelty = WordNovelty(embedder) if embedder is not None else None
+
+    def _compare(
+        self,
+        new: Text,
+        kind: str,
+        old: Text,
+        old_kind: str,
+        cos: float | None,
+        model: str | None,
+        analyse_all: bool = False,
+    ) -> Comparison:
+        return compare_texts(
+            new, kind, old, old_kind, self.settings, cos, model, analyse_all, self.novelty
+        )
 
     def embed(self, text: str) -> tuple[list[float] | None, list[list[float]], str | None]:
         """(vector, its sentences' vectors, None) or (None, [], why): a failing provider never
@@ -171,9 +187,7 @@ class Writer:
                     cos, pair_model = across[fact.id], space.model  # type: ignore[union-attr]
                 scored.append(
                     (
-                        compare_texts(
-                            profile, kind, old, fact.kind, self.settings, cos, pair_model
-                        ),
+                        self._compare(profile, kind, old, fact.kind, cos, pair_model),
                         fact,
                     )
                 )
@@ -248,9 +262,7 @@ class Writer:
         for cos, fact in near[:count]:
             # The whole analysis (as `compare` runs it): whether the judge reads a pair depends
             # on findings that the write's shortcut may have skipped; the action is the same.
-            comparison = compare_texts(
-                text, kind, fact.text, fact.kind, self.settings, cos, model, analyse_all=True
-            )
+            comparison = self._compare(text, kind, fact.text, fact.kind, cos, model, True)
             if judge_asks(comparison, self.settings):
                 asked.append((comparison, fact))
         if not asked:
@@ -274,15 +286,8 @@ class Writer:
             return SURE, ""
         if not comparison.findings:
             # The write's shortcut may stop at the first finding a clause gives: read them all.
-            full = compare_texts(
-                new.text,
-                new.kind,
-                other.text,
-                other.kind,
-                self.settings,
-                comparison.cosine,
-                model,
-                analyse_all=True,
+            full = self._compare(
+                new.text, new.kind, other.text, other.kind, comparison.cosine, model, True
             )
             comparison = replace(comparison, findings=full.findings)
         found = standing(comparison, new.text, other.text)

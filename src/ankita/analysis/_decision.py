@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ankita._config import Settings
 from ankita.analysis._change import (
     only_ends,
@@ -57,6 +59,7 @@ from ankita.analysis._text import (
 )
 
 NEW_WORDS_KEPT = 4  # see `compare_texts`
+NOVEL_WORDS_KEPT = 2  # see `compare_texts`
 FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
 
 
@@ -221,6 +224,7 @@ def compare_texts(
     cosine: float | None = None,
     embedder_model: str | None = None,
     analyse_all: bool = False,
+    novelty: Callable[[str, str], int | None] | None = None,
 ) -> Comparison:
     """Decide what `new_text` should do to `old_text`.
 
@@ -229,6 +233,9 @@ def compare_texts(
     `analyse_all` runs the disagreement analysis even where `could_conflict` proves it cannot
     change the decision (for explanations, and to test that proof). Either text may be given
     as its profile (`_profile.profile_of`), as a write does: each is analysed once.
+    `novelty(new, old)` counts the new text's words that no word of the old one is close to
+    (the writer reads it with its embedder, `_novelty`); it is asked only of a cosine merge
+    between long English facts.
     """
     new_text, old_text = as_profile(new), as_profile(old)
     lex = lexical_score(old_text, new_text)
@@ -254,6 +261,17 @@ def compare_texts(
             unmatched = len(lex.words_b) - len(lex.matches)
             if not claims and unmatched > NEW_WORDS_KEPT:
                 dedup = max(dedup, settings.long_merge_line)
+            # Nor when it holds words no word of the old one stands for, read by the model word
+            # by word: "made a plate in pottery class" is not "signed up for a pottery class".
+            if (
+                not claims
+                and novelty is not None
+                and languages == ["en"]
+                and dedup <= score < settings.novel_merge_line
+            ):
+                novel = novelty(raw_text(new_text), raw_text(old_text))
+                if novel is not None and novel > NOVEL_WORDS_KEPT:
+                    dedup = settings.novel_merge_line
     same_kind = new_kind == old_kind
     different_people = other_subjects(old_text, new_text)
     # A merge keeps one subject's fact: "Gina offered to help Jon" is not "Jon plans to work

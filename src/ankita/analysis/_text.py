@@ -305,6 +305,12 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def plain_words(text: str) -> frozenset[str]:
+    """The content words as written (lowercased, not stemmed, no numbers): what a word model
+    reads."""
+    return frozenset(w for w in tokens(text) if w not in STOP_WORDS and len(w) > 1 and w.isalpha())
+
+
 def search_words(text: Text) -> frozenset[str]:
     """What a query looks up in the full-text index: its content words and, for a word whose
     spelling `tokens` folded (colour -> color), the other spelling too, since the index holds
