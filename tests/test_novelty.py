@@ -40,6 +40,8 @@ def test_a_long_merge_with_new_words_needs_the_higher_line(novelty):
         WROTE_A_SONG, "fact", SIGNED_UP, "fact", settings, 0.86, MODEL, novelty=novelty
     )
     assert plain.action == "merge" and read.action != "merge"
+    assert ("new words, none close in the old fact: 4 <= 2", False) in read.gates  # --explain
+    assert ("score 0.86 >= merge line 0.88", False) in read.gates
     above = compare_texts(
         WROTE_A_SONG, "fact", SIGNED_UP, "fact", settings, 0.885, MODEL, novelty=novelty
     )

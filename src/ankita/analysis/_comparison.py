@@ -26,6 +26,10 @@ MERGE_ONLY_CHECKS = frozenset({"different"})
 SEMANTIC_FRAME_CHECKS = frozenset({"negation", "opposites", "change_of_state"})
 
 
+# A long merge below `novel_merge_line` keeps at most this many new words no old word is close to.
+NOVEL_WORDS_KEPT = 2
+
+
 @dataclass(frozen=True)
 class Gates:
     """Every gate of one decision, passed or not, as (wording, passed) rows. Kept as the
@@ -46,10 +50,17 @@ class Gates:
     apart: tuple[str, str] | None
     different_people: bool
     judge: tuple[tuple[str, bool], ...] = ()  # added by the contradiction judge (`judged`)
+    novel: int | None = None  # the new fact's words the old has nothing close to, if read
 
     @cached_property
     def rows(self) -> tuple[tuple[str, bool], ...]:
         score, dedup, line, apart = self.score, self.dedup, self.conflict_line, self.apart
+        new, kept = self.novel, NOVEL_WORDS_KEPT
+        novel = (
+            ()
+            if new is None
+            else ((f"new words, none close in the old fact: {new} <= {kept}", new <= kept),)
+        )
         return (
             (f"score {score:.2f} >= merge line {dedup:.2f}", score >= dedup),
             (f"score {score:.2f} >= conflict line {line:.2f}", score >= line),
@@ -71,6 +82,7 @@ class Gates:
                 apart is None,
             ),
             ("not about different people", not self.different_people),
+            *novel,
             *self.judge,
         )
 

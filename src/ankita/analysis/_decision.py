@@ -13,6 +13,7 @@ from ankita.analysis._comparison import (
     CREATE,
     MERGE,
     MERGE_ONLY_CHECKS,
+    NOVEL_WORDS_KEPT,
     SEMANTIC_FRAME_CHECKS,
     Comparison,
     Decision,
@@ -59,7 +60,6 @@ from ankita.analysis._text import (
 )
 
 NEW_WORDS_KEPT = 4  # see `compare_texts`
-NOVEL_WORDS_KEPT = 2  # see `compare_texts`
 FRAGMENT_TOKENS = 2  # a clause of fewer tokens is a fragment ("John,"), not a statement
 
 
@@ -248,6 +248,7 @@ def compare_texts(
     dedup, conflict_line = settings.thresholds(new_kind)
     score, method = lex.score, "lexical"
     semantic: float | None = None
+    novel: int | None = None
     claims = old_text.one_claim and new_text.one_claim
     if cosine is not None:
         semantic = calibrate(
@@ -361,6 +362,7 @@ def compare_texts(
         frame_score,
         apart,
         different_people,
+        novel=novel,
     )
 
     def result(action: Decision, reason: str) -> Comparison:
