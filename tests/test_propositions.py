@@ -43,6 +43,8 @@ SURE = [
     ("I'm not a fan of jazz", "I like jazz"),
     ("I enjoy the beach and the mountains", "I don't like mountains"),
     ("Two boys are not playing chess", "A boy is playing chess"),
+    # an unknown name the small model reads as a noun in one sentence and a name in the other
+    ("Dlphmrds meets us on Friday", "Dlphmrds does not meet us on Friday"),
 ]
 
 MENTIONED_ONLY = [

@@ -254,10 +254,10 @@ def test_dev_conversations_default_config_meet_the_stream_targets():
     assert report["conflict_writes_per_1k"] <= 15
     assert report["false_conflict_links_per_1k"] <= 5
     assert report["conflict_recall"] >= 0.75
-    # Issue 53 asks merge precision >= 0.95 with duplicate recall >= 0.40; today's figures on
-    # conversations 0-3 (0.885 / 0.523, docs/decisions.md) are guarded so neither slips back.
-    assert report["merge_precision"] >= 0.88
-    assert report["duplicate_recall"] >= 0.50
+    # Issue 53 asks merge precision >= 0.95 with duplicate recall >= 0.40; over conversations
+    # 0-3 together today gives 0.952 / 0.455 (per conversation in docs/decisions.md).
+    assert report["merge_precision"] >= 0.95
+    assert report["duplicate_recall"] >= 0.45
 
 
 def test_a_file_that_is_not_utf8_is_refused_by_every_eval(tmp_path):

@@ -108,7 +108,9 @@ def _predicate(verb: Any, negated: bool) -> str:
 def _who(token: Any) -> str:
     """A name as written, lowercased: the small model's lemma of a name is not stable from
     one sentence to the next ("Dlphmrds" -> "dlphmrd" in one, as written in the other). A
-    common noun by its lemma, so "two dogs" and "no dog" have one subject."""
+    common noun by its lemma, so "two dogs" and "no dog" have one subject. The small model
+    may read one unknown name as a noun in one sentence and a name in the next, so subjects
+    are compared by stem (`_same_subject`)."""
     return str(token.lemma_ if token.pos_ == "NOUN" else token.lower_).lower()
 
 
@@ -275,7 +277,7 @@ def _read(doc: Any) -> frozenset[Proposition]:
 
 
 def _same_subject(a: str, b: str) -> bool:
-    return a == b or not a or not b or a in _PRONOUNS or b in _PRONOUNS
+    return not a or not b or a in _PRONOUNS or b in _PRONOUNS or stem(a) == stem(b)
 
 
 def contradicting(
