@@ -45,6 +45,8 @@ SURE = [
     ("Two boys are not playing chess", "A boy is playing chess"),
     # an unknown name the small model reads as a noun in one sentence and a name in the other
     ("Dlphmrds meets us on Friday", "Dlphmrds does not meet us on Friday"),
+    # the small model reads "Pat lives" as a noun phrase; the words are the negated ones
+    ("Pat lives in Porto", "Pat does not live in Porto"),
 ]
 
 MENTIONED_ONLY = [

@@ -209,6 +209,25 @@ def test_a_negation_about_two_people_is_no_conflict(memory, a, b, flagged):
         assert "different people" in memory.compare(a, b).reason
 
 
+# Names the parser or the word lists read as something else: "Will" and "May" are modals in
+# lowercase, and the small parser reads "Pat lives" and "Sunny lives" as noun phrases.
+@pytest.mark.parametrize("name", ["Will", "May", "Pat", "Sunny", "Xiuying", "Dlphmrds"])
+def test_a_name_that_is_also_a_word_is_still_one_person(memory, name):
+    memory.remember("Anna meets us on Friday")
+    assert memory.remember(f"{name} meets us on Friday").action == "created"
+    memory.remember(f"{name} lives in Porto")
+    assert memory.remember(f"{name} does not live in Porto").action == "conflict"
+    memory.remember("I had lunch with Grace today")
+    assert memory.remember(f"I had lunch with {name} today").action == "created"
+
+
+def test_a_month_that_is_also_a_modal_is_read_as_one(memory):
+    memory.remember("My birthday is in May")
+    assert memory.remember("My birthday is in June").action == "conflict"
+    memory.remember("Will you call me on Friday")  # a question's modal is no name
+    assert memory.remember("Can you call me on Friday").action == "merged"
+
+
 @pytest.mark.parametrize(
     "a,b,why",
     [

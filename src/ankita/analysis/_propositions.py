@@ -25,7 +25,7 @@ from typing import Any
 
 from ankita.analysis._comparison import Comparison, judge_read
 from ankita.analysis._language import language
-from ankita.analysis._text import stem
+from ankita.analysis._text import content_words, stem
 
 # Findings that read one slot of one frame (a value, a number, a date, an order, opposites,
 # an attribute): the rules already name the proposition both facts fill differently.
@@ -299,6 +299,14 @@ def contradicting(
                     and _same_subject(n.subject, p.subject)
                 ):
                     return n, p
+    # Two texts of the same words, one negated: the small model may read the other as a phrase
+    # with no verb ("Pat lives in Porto": "lives" a plural noun), but its words say it asserts
+    # what the negated one denies.
+    if content_words(first) == content_words(second):
+        for neg, other in ((pa, pb), (pb, pa)):
+            if not any(p.negated for p in other):
+                for n in sorted((p for p in neg if p.negated), key=lambda p: (p.predicate, p.obj)):
+                    return n, Proposition(n.subject, n.predicate, n.obj, False)
     return None
 
 

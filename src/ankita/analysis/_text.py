@@ -302,7 +302,29 @@ def content_words(text: str) -> frozenset[str]:
             out.add(number)
         elif word not in STOP_WORDS and len(word) > 1:
             out.add(stem(word))
+    if language(text) == "en":
+        out.update(_capitalised_modals(text))
     return frozenset(out)
+
+
+# Modals that are also a name or a month when capitalised ("lunch with Will", "May has a
+# cat", "born in May"): without them, facts about Will and about Grace share every word.
+_MODAL_NAMES = frozenset({"will", "may"})
+_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "he", "she", "they", "it", "there"})
+
+
+def _capitalised_modals(text: str) -> set[str]:
+    """The modals written as a name (capitalised, not before a pronoun: "Will you ..." and
+    "May I ..." ask a question)."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", text))
+    return {
+        raw.lower()
+        for raw, after in zip(words, [*words[1:], ""], strict=False)
+        if raw.lower() in _MODAL_NAMES
+        and raw[:1].isupper()
+        and raw[1:].islower()
+        and after.lower() not in _SUBJECT_PRONOUNS
+    }
 
 
 def plain_words(text: str) -> frozenset[str]:
