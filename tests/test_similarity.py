@@ -122,6 +122,10 @@ def test_a_sentence_that_says_exactly_a_one_word_fact_scores_one():
         ("A man and a woman are walking", ()),
         ("I cook and clean on Sundays", ()),
         ("I use Python 3.5 at work", ()),
+        # A title's or an initial's period ends nothing; a contraction's or "I"'s does.
+        ("Dr. Smith and Mr. J. K. Okafor met", ()),
+        ("I haven't. That sounds fun", ("I haven't.", "That sounds fun")),
+        ("So am I. I love it", ("So am I.", "I love it")),
     ],
 )
 def test_statements_split_a_text_into_its_clauses(text, parts):

@@ -221,6 +221,16 @@ def test_a_name_that_is_also_a_word_is_still_one_person(memory, name):
     assert memory.remember(f"I had lunch with {name} today").action == "created"
 
 
+@pytest.mark.parametrize("who", ["Dr. Smith", "Mr. Okafor", "Ms. Li"])
+def test_a_title_or_an_initial_ends_no_sentence(memory, who):
+    # Read as a sentence of its own, "Dr." made two facts about Dr. Smith one frame with two
+    # values ("lives in Porto" vs "works at Google").
+    memory.remember(f"{who} lives in Porto")
+    written = memory.remember(f"{who} works at Google")
+    assert written.action == "created" and not written.possible_conflicts
+    assert memory.remember(f"{who} does not live in Porto").action == "conflict"
+
+
 def test_a_month_that_is_also_a_modal_is_read_as_one(memory):
     memory.remember("My birthday is in May")
     assert memory.remember("My birthday is in June").action == "conflict"

@@ -25,7 +25,7 @@ from typing import Any
 
 from ankita.analysis._comparison import Comparison, judge_read
 from ankita.analysis._language import language
-from ankita.analysis._text import content_words, stem
+from ankita.analysis._text import stem, tokens
 
 # Findings that read one slot of one frame (a value, a number, a date, an order, opposites,
 # an attribute): the rules already name the proposition both facts fill differently.
@@ -302,12 +302,20 @@ def contradicting(
     # Two texts of the same words, one negated: the small model may read the other as a phrase
     # with no verb ("Pat lives in Porto": "lives" a plural noun), but its words say it asserts
     # what the negated one denies.
-    if content_words(first) == content_words(second):
+    if _words_but_denial(first) == _words_but_denial(second):
         for neg, other in ((pa, pb), (pb, pa)):
             if not any(p.negated for p in other):
                 for n in sorted((p for p in neg if p.negated), key=lambda p: (p.predicate, p.obj)):
                     return n, Proposition(n.subject, n.predicate, n.obj, False)
     return None
+
+
+# The words a denial adds to a sentence, and the articles it may swap ("a car" / "no car").
+_DENIAL = frozenset({"not", "no", "never", "do", "does", "did", "a", "an", "the", "any"})
+
+
+def _words_but_denial(text: str) -> frozenset[str]:
+    return frozenset(stem(t) for t in tokens(text) if t not in _DENIAL)
 
 
 def related(first: str, second: str) -> bool:

@@ -32,6 +32,8 @@ _PERSONAL = frozenset(
     {"i", "me", "my", "mine", "myself", "you", "your", "yours", "we", "us", "our"}
 )
 _LEADING_WORD = re.compile(r"\s*([^\W_]+)('s\b|\u2019s\b)?(\s*[,!?.:;])?")
+# Titles and initials before a name ("Dr. Patel", "J. K. Rowling"): the name is what follows.
+_TITLES = re.compile(r"\s*(?:(?:mr|mrs|ms|dr|prof|[^\W\d_])\.\s+)+(?=[^\W\d_])", re.IGNORECASE)
 
 
 @per_text
@@ -42,6 +44,9 @@ def subject(text: str) -> str | None:
     locker from another). None when they do not (a thing, "My favourite colour ...", a name
     owning something, "Anna's sister ...", or a pronoun, which in a chat turn may stand for
     anything)."""
+    titled = _TITLES.match(text)
+    if titled and titled.end() < len(text):
+        return subject(text[titled.end() :])
     toks = tokens(text)
     if not toks:
         return None

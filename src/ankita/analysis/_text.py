@@ -20,7 +20,13 @@ WORDS_KEPT = 65536
 
 # Words keep their combining marks (Devanagari vowel signs are marks, not separators).
 _WORD = WORD
-_CLAUSE_BREAK = re.compile(r"[,;:.!?()\[\]\"\u3001\u3002]|\s-\s|\s—\s")
+# A title's or an initial's period ends no sentence or clause ("Dr. Smith", "J. K. Rowling").
+_TITLE_DOT = "".join(rf"(?<!\b{t}\.)" for t in ("mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr"))
+# An initial is one letter standing alone ("haven't." ends a sentence), never "I".
+_TITLE_DOT += r"(?<!\s[A-HJ-Z]\.)(?<!^[A-HJ-Z]\.)"
+_CLAUSE_BREAK = re.compile(
+    rf"[,;:!?()\[\]\"\u3001\u3002]|\.{_TITLE_DOT}|\s-\s|\s—\s", re.IGNORECASE
+)
 
 # Contraction suffixes and what they expand to; "'s" is dropped (possessive or "is").
 _SUFFIXES = (
@@ -211,11 +217,12 @@ def clauses(text: str) -> tuple[tuple[str, ...], ...]:
     return tuple(t for t in (tokens(part) for part in _CLAUSE_BREAK.split(normalize(text))) if t)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(rf"(?:(?<=[!?])|(?<=\.){_TITLE_DOT})\s+", re.IGNORECASE)
 # A clause ends at punctuation, before "but", and before a conjunction that opens a clause with
 # a subject of its own ("... and I", "because she"); "a man and a woman" stays whole.
 _CLAUSE_START = re.compile(
-    r"(?<=[.!?,;:])\s+|\s+but\s+|\s+(?:and|so|because|while|although|though|when|if)\s+"
+    rf"(?:(?<=[!?,;:])|(?<=\.){_TITLE_DOT})\s+"
+    r"|\s+but\s+|\s+(?:and|so|because|while|although|though|when|if)\s+"
     r"(?=(?:i|you|he|she|we|they|it)\b)",
     re.IGNORECASE,
 )
