@@ -58,7 +58,10 @@ def run_and_kill(script, args, rng):
     os.set_blocking(child.stdout.fileno(), True)
     lines += child.stdout.readlines()  # ACKs printed before the kill, still in the pipe
     child.stdout.close()
-    return [line.split() for line in lines if line.startswith("ACK") and line.endswith("\n")]
+    # A non-blocking read may return part of a line, the rest coming with the next read: join
+    # before splitting, or an ACK cut in two is lost and the writes look unacknowledged.
+    whole = "".join(lines).splitlines(keepends=True)
+    return [line.split() for line in whole if line.startswith("ACK") and line.endswith("\n")]
 
 
 @pytest.mark.slow
