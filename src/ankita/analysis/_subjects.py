@@ -13,6 +13,7 @@ from ankita.analysis._cues import (
 from ankita.analysis._lexicon import FUNCTION_WORDS
 from ankita.analysis._profile import Text, as_profile, per_text
 from ankita.analysis._text import (
+    TITLES,
     content_words,
     leading_name,
     number_value,
@@ -33,7 +34,7 @@ _PERSONAL = frozenset(
 )
 _LEADING_WORD = re.compile(r"\s*([^\W_]+)('s\b|\u2019s\b)?(\s*[,!?.:;])?")
 # Titles and initials before a name ("Dr. Patel", "J. K. Rowling"): the name is what follows.
-_TITLES = re.compile(r"\s*(?:(?:mr|mrs|ms|dr|prof|[^\W\d_])\.\s+)+(?=[^\W\d_])", re.IGNORECASE)
+_TITLES = re.compile(rf"\s*(?:(?:{'|'.join(TITLES)}|[^\W\d_])\.\s+)+(?=[^\W\d_])", re.IGNORECASE)
 
 
 @per_text

@@ -20,8 +20,10 @@ WORDS_KEPT = 65536
 
 # Words keep their combining marks (Devanagari vowel signs are marks, not separators).
 _WORD = WORD
+# Titles written before a name, with a period ("Dr. Smith"); `_subjects` reads past them.
+TITLES = ("mr", "mrs", "ms", "dr", "prof")
 # A title's or an initial's period ends no sentence or clause ("Dr. Smith", "J. K. Rowling").
-_TITLE_DOT = "".join(rf"(?<!\b{t}\.)" for t in ("mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr"))
+_TITLE_DOT = "".join(rf"(?<!\b{t}\.)" for t in (*TITLES, "st", "jr", "sr"))
 # An initial is one letter standing alone ("haven't." ends a sentence), never "I".
 _TITLE_DOT += r"(?<!\s[A-HJ-Z]\.)(?<!^[A-HJ-Z]\.)"
 _CLAUSE_BREAK = re.compile(
@@ -309,7 +311,7 @@ def content_words(text: str) -> frozenset[str]:
             out.add(number)
         elif word not in STOP_WORDS and len(word) > 1:
             out.add(stem(word))
-    if language(text) == "en":
+    if _MODAL_NAMES.intersection(toks) and language(text) == "en":  # most texts hold neither
         out.update(_capitalised_modals(text))
     return frozenset(out)
 
