@@ -19,6 +19,7 @@ from ankita.analysis._propositions import (
     parses_run,
     propositions,
 )
+from ankita.analysis._text import stem
 from ankita.cli import cli
 from ankita.server._server import create_app
 from live import LiveServer
@@ -71,6 +72,20 @@ def test_a_negated_proposition_asserted_by_the_other_fact_is_found(a, b):
 @pytest.mark.parametrize("a, b", MENTIONED_ONLY)
 def test_a_word_the_other_fact_only_mentions_is_not(a, b):
     assert contradicting(a, b) is None
+
+
+def test_a_predicate_alone_matches_only_a_clause_with_its_own_subject():
+    # Where the rules found the negated word is the predicate itself, the objects need not
+    # match ("the UK" / "the United Kingdom"); a clause with no subject of its own ("despite
+    # not being successful") says that of nobody in particular.
+    successful, flying = frozenset({stem("successful")}), frozenset({stem("flying"), "fly"})
+    assert contradicting("Lena is not successful", "Lena was successful in the end", successful)
+    assert contradicting("I am not flying to the UK", "I am flying to the United Kingdom", flying)
+    despite = "Lena applied again, despite not being successful last year."
+    assert (
+        contradicting(despite, "Lena was successful with the grant in the end.", successful) is None
+    )
+    assert contradicting(despite, "Lena is successful", successful) is None
 
 
 def test_what_a_text_asserts():

@@ -102,6 +102,9 @@ def test_negated_twin_is_a_conflict_not_a_merge(memory):
         ("I'm 28", "I'm 35", "numbers"),
         ("I use Firefox", "I switched from Firefox to Chrome", "change_of_state"),
         ("I prefer light mode", "I prefer dark mode", "opposites"),
+        # A move to a named place states a home, sharing no word with the one it replaces.
+        ("I live in Berlin", "I moved to Lisbon", "attribute: home"),
+        ("I moved to Lisbon last year", "I live in Porto now", "attribute: home"),
         # "like" is filler, yet its opposite names the same slot.
         ("I like dancing", "I hate dancing", "opposites"),
     ],
@@ -229,6 +232,20 @@ def test_a_title_or_an_initial_ends_no_sentence(memory, who):
     written = memory.remember(f"{who} works at Google")
     assert written.action == "created" and not written.possible_conflicts
     assert memory.remember(f"{who} does not live in Porto").action == "conflict"
+
+
+@pytest.mark.parametrize(
+    "later", ["I moved to a bigger team at work", "I moved to my parents' old room"]
+)
+def test_a_move_to_no_named_place_states_no_home(memory, later):
+    memory.remember("I live in Berlin")
+    assert memory.remember(later).action == "created"
+
+
+def test_a_move_to_the_home_already_stated_replaces_nothing(memory):
+    memory.remember("I live in Berlin")
+    written = memory.remember("I moved to Berlin in 2019")
+    assert written.action == "created" and not written.possible_conflicts
 
 
 def test_a_month_that_is_also_a_modal_is_read_as_one(memory):

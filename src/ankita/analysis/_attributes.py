@@ -47,6 +47,9 @@ _MARRIED = {"married", "wife", "husband", "spouse"}
 _ENGAGED = {"engaged", "fiance", "fiancee", "fiancé", "fiancée"}
 _SINGLE = {"single", "divorced", "widowed", "widow", "widower"}
 _LIVE = {"live", "lives", "living", "reside", "based"}
+_MOVED = {"moved", "relocated"}
+# Words that open a thing one moves to that is not a named place.
+_NOT_A_PLACE = {"a", "an", "my", "our", "his", "her", "their", "another", "new", "be", "work"}
 
 
 def _value(tokens: tuple[str, ...], start: int) -> tuple[str, ...]:
@@ -124,6 +127,17 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
                 # two homes disagree only when they share no place word.
                 spots = [j for j in range(i + 1, len(clause)) if clause[j] in ("in", "near")]
                 value = tuple(w for j in spots for w in _value(clause, j + 1))
+                if value:
+                    found.setdefault("home", value)
+            # A move to a named place states the new home: "I moved to Lisbon" against "I live
+            # in Berlin"; not a move to "a bigger team" or "my parents' place".
+            if (
+                word in _MOVED
+                and "i" in clause[max(0, i - 2) : i]
+                and clause[i + 1 : i + 2] == ("to",)
+                and clause[i + 2 : i + 3] not in ((), *((w,) for w in _NOT_A_PLACE))
+            ):
+                value = _value(clause, i + 2)
                 if value:
                     found.setdefault("home", value)
             if word in ("favorite", "favourite") and i + 1 < len(clause):

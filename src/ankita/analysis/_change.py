@@ -3,6 +3,7 @@ the check that a change conflicts only with the fact holding that value."""
 
 from __future__ import annotations
 
+from ankita.analysis._attributes import attributes
 from ankita.analysis._cues import (
     CHANGE_OF_STATE,
     CHANGE_PHRASES,
@@ -189,6 +190,11 @@ def check_change_of_state(a: Text, b: Text) -> list[Finding]:
     # the negation's finding, and the change's words are no difference of slot.
     changed = {w for p in words for w in p.split()}
     if changed <= set(tokens(other)):
+        return []
+    # A move to the home the other fact states replaces nothing ("I live in Berlin" / "I
+    # moved to Berlin in 2019").
+    home_a, home_b = attributes(a).get("home", ()), attributes(b).get("home", ())
+    if changed & _MOVES and home_a and home_b and match_words(home_a, home_b):
         return []
     other_words = content_words(other) - subject_words(other)
     # The slot may be named by an opposite ("I'm vegetarian" / "I started eating meat"; "I'm

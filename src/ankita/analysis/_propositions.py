@@ -294,7 +294,7 @@ def contradicting(
             for p in pos:
                 if (
                     not p.negated
-                    and (p.obj == n.obj or of_action)
+                    and (p.obj == n.obj or (of_action and bool(n.subject)))
                     and p.predicate == n.predicate
                     and _same_subject(n.subject, p.subject)
                 ):
