@@ -48,6 +48,10 @@ SURE = [
     ("Dlphmrds meets us on Friday", "Dlphmrds does not meet us on Friday"),
     # the small model reads "Pat lives" as a noun phrase; the words are the negated ones
     ("Pat lives in Porto", "Pat does not live in Porto"),
+    # ... and "I'm not vegan" as the noun "vegan" with "'m" (and its "not") under it
+    ("I'm vegan", "I'm not vegan"),
+    ("I am vegan", "I'm not a vegan"),
+    ("Tom is a doctor", "Tom isn't a doctor"),
 ]
 
 MENTIONED_ONLY = [

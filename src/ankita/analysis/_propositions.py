@@ -66,7 +66,7 @@ _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 2
+RULES = 3
 PARSES_KEPT = 4096
 
 
@@ -243,6 +243,18 @@ def _read(doc: Any) -> frozenset[Proposition]:
     out: set[Proposition] = set()
     main = next((_who(t) for t in doc if t.dep_ == "nsubj"), "")
     for token in doc:
+        if _copular(token):  # "I'm not vegan" read as a noun with "'m" under it
+            negated = any(c.dep_ == "neg" for t in (token, *token.children) for c in t.children)
+            noun = token.pos_ != "ADJ"
+            out.add(
+                Proposition(
+                    _subject(token),
+                    "be" if noun else _word(token),
+                    _word(token) if noun else "",
+                    negated,
+                )
+            )
+            continue
         # A verb, or a word the small model mis-tags that still has a negation ("do not like").
         verbal = token.pos_ in ("VERB", "AUX") or any(c.dep_ == "neg" for c in token.children)
         if not verbal or token.dep_ in ("aux", "auxpass"):
@@ -274,6 +286,14 @@ def _read(doc: Any) -> frozenset[Proposition]:
         for noun in (token, *kinds):  # "his pet dog": a dog, and a pet
             out.add(Proposition(str(who).lower(), "have", _word(noun), False))
     return frozenset(out)
+
+
+def _copular(token: Any) -> bool:
+    """A noun or adjective the small model made the head of its own copula ("'m" and "not"
+    under "vegan"): the clause is read as "I am vegan" is, "be" with its complement."""
+    return token.pos_ in ("NOUN", "PROPN", "ADJ") and any(
+        c.dep_ == "aux" and c.lemma_ == "be" for c in token.children
+    )
 
 
 def _same_subject(a: str, b: str) -> bool:
