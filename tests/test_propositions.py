@@ -85,6 +85,12 @@ def test_a_predicate_alone_matches_only_a_clause_with_its_own_subject():
     successful, flying = frozenset({stem("successful")}), frozenset({stem("flying"), "fly"})
     assert contradicting("Lena is not successful", "Lena was successful in the end", successful)
     assert contradicting("I am not flying to the UK", "I am flying to the United Kingdom", flying)
+    # Nor does the predicate alone deny an object that names another thing.
+    eat = frozenset({"eat"})
+    assert contradicting("I don't eat pork", "I eat chicken", eat) is None
+    assert (
+        contradicting("Sam doesn't drink beer", "Sam drinks red wine", frozenset({"drink"})) is None
+    )
     despite = "Lena applied again, despite not being successful last year."
     assert (
         contradicting(despite, "Lena was successful with the grant in the end.", successful) is None
@@ -109,6 +115,12 @@ def test_a_negated_word_only_mentioned_is_never_a_sure_conflict(memory):
     assert second.action == "created" and second.conflicts_with == ()
     assert memory.conflict_count() == 0
     assert memory.recall("Leo cats").notice is None
+
+
+def test_a_denied_verb_with_another_object_is_never_a_sure_conflict(memory):
+    memory.remember("I don't eat pork")
+    written = memory.remember("I eat chicken every week")
+    assert written.action == "created" and written.conflicts_with == ()
 
 
 def test_a_write_keeps_a_possible_conflict_apart(memory):
