@@ -54,6 +54,20 @@ SURE = [
     ("Tom is a doctor", "Tom isn't a doctor"),
 ]
 
+# The denial of a kind of thing says nothing of another kind; the denial of the thing denies
+# every kind of it.
+OF_ANOTHER_KIND = [
+    ("Nate doesn't like horror movies", "Nate likes action movies"),
+    ("Joanna doesn't like spicy food", "Joanna likes Italian food"),
+    ("I don't drink black coffee", "I drink coffee with milk"),
+    ("Audrey doesn't have small dogs", "Audrey has big dogs"),
+]
+OF_THE_KIND = [
+    ("I don't have a car", "I have a red car"),
+    ("Maria doesn't speak Spanish", "Maria speaks fluent Spanish"),
+    ("I don't like thrift stores", "I love thrifty stores"),
+]
+
 MENTIONED_ONLY = [
     # the negated word is in the other fact, but not as what it asserts of the subject
     ("Maya does not own a car.", "Maya thinks cars make cities loud."),
@@ -96,6 +110,18 @@ def test_a_predicate_alone_matches_only_a_clause_with_its_own_subject():
         contradicting(despite, "Lena was successful with the grant in the end.", successful) is None
     )
     assert contradicting(despite, "Lena is successful", successful) is None
+
+
+@pytest.mark.parametrize("a, b", OF_ANOTHER_KIND)
+def test_denying_one_kind_of_a_thing_says_nothing_of_another(a, b, memory):
+    assert contradicting(a, b) is None and contradicting(b, a) is None
+    memory.remember(a)
+    assert memory.remember(b).conflicts_with == ()
+
+
+@pytest.mark.parametrize("a, b", OF_THE_KIND)
+def test_denying_a_thing_denies_every_kind_of_it(a, b):
+    assert contradicting(a, b) is not None
 
 
 def test_what_a_text_asserts():
