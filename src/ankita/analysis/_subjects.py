@@ -42,9 +42,9 @@ def subject(text: str) -> str | None:
     """Who a fact is about, when its first words say: "self" ("I ..."), "my <person>" ("My
     best friend ...", "My sister ..."), or "name <name>" for a fact that opens with a name
     ("Caroline is learning the piano"; "Locker 12 ..." keeps its number, which tells one
-    locker from another). None when they do not (a thing, "My favourite colour ...", a name
-    owning something, "Anna's sister ...", or a pronoun, which in a chat turn may stand for
-    anything)."""
+    locker from another), "name <name> <person>" for a name's person ("Anna's sister ...").
+    None when they do not (a thing, "My favourite colour ...", a name owning a thing, "Anna's
+    store ...", or a pronoun, which in a chat turn may stand for anything)."""
     titled = _TITLES.match(text)
     if titled and titled.end() < len(text):
         return subject(text[titled.end() :])
@@ -57,6 +57,16 @@ def subject(text: str) -> str | None:
         person = next((w for w in toks[1:3] if w in PEOPLE), None)
         return f"my {person}" if person else None
     first = _LEADING_WORD.match(unicodedata.normalize("NFKC", text))
+    # A name's person is someone else: "Caroline's sister is 30" is not about Caroline.
+    if (
+        first
+        and first.group(2)
+        and not first.group(3)
+        and len(toks) > 2
+        and (toks[1] in PEOPLE or toks[1][:-1] in PEOPLE)
+        and leading_name(text)
+    ):
+        return f"name {toks[0]} {toks[1]}"
     # Only a fact in the third person: in "Sounds fun! I love board games" the speaker is the
     # subject, and a capital that opens a chat turn is mostly no name. A name followed by
     # punctuation is an address or an interjection ("Anna, ..."), and "Enjoying ..." a verb.
