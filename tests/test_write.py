@@ -261,6 +261,20 @@ def test_a_named_persons_relative_is_someone_else(memory, a, b):
     assert written.action == "created" and written.conflicts_with == ()
 
 
+@pytest.mark.parametrize(
+    "a,b,flagged",
+    [
+        # The name both open with says whose the claim is, not what it is.
+        ("Sam goes running on Mondays", "Sam goes swimming on Fridays", False),
+        ("Melanie has been married for 5 years", "Melanie has been painting for 10 years", False),
+        ("Sam goes running on Mondays", "Sam goes running on Fridays", True),
+    ],
+)
+def test_a_shared_name_is_not_a_shared_claim(memory, a, b, flagged):
+    memory.remember(a)
+    assert (memory.remember(b).action == "conflict") is flagged
+
+
 def test_a_named_persons_relative_is_one_person_in_both_facts(memory):
     memory.remember("Caroline's sister is 30 years old")
     assert memory.remember("Caroline's sister is 31 years old").action == "conflict"

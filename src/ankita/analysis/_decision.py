@@ -46,6 +46,7 @@ from ankita.analysis._subjects import (
     named_subjects_differ,
     other_subjects,
     subject,
+    subject_words,
     subjects_differ,
 )
 from ankita.analysis._text import (
@@ -304,8 +305,12 @@ def compare_texts(
             one_word_ok = any(f.check in ("change_of_state", "negation") for f in conflicting)
             frame_score = frame.score if one_word_ok else max(frame.jaccard, frame.containment)
             # The plain rule's lexical evidence (>= 2 shared words, Jaccard >= 0.5) on the frame
-            # also says "same subject" ("56 year old woman" / "twenty year old male").
-            if len(frame.matches) >= 2 and frame.jaccard >= 0.5:
+            # also says "same subject" ("56 year old woman" / "twenty year old male"); the name
+            # both open with says whose it is, not what ("Sam goes running on Mondays" / "Sam
+            # goes swimming on Fridays").
+            named = subject_words(old_text) | subject_words(new_text)
+            said = [m for m in frame.matches if not named & set(m)]
+            if len(said) >= 2 and frame.jaccard >= 0.5:
                 frame_score = max(frame_score, settings.thresholds(new_kind)[1])
             # One value replaced in an otherwise identical sentence, or one attribute of the
             # user stated twice: the frame is the same.
