@@ -193,9 +193,10 @@ def check_change_of_state(a: Text, b: Text) -> list[Finding]:
         return []
     # A move to the home the other fact states replaces nothing ("I live in Berlin" / "I
     # moved to Berlin in 2019").
-    home_a, home_b = attributes(a).get("home", ()), attributes(b).get("home", ())
-    if changed & _MOVES and home_a and home_b and match_words(home_a, home_b):
-        return []
+    if changed & _MOVES:
+        home_a, home_b = attributes(a).get("home", ()), attributes(b).get("home", ())
+        if home_a and home_b and match_words(home_a, home_b):
+            return []
     other_words = content_words(other) - subject_words(other)
     # The slot may be named by an opposite ("I'm vegetarian" / "I started eating meat"; "I'm
     # married" / "we divorced").

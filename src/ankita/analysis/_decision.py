@@ -38,6 +38,7 @@ from ankita.analysis._similarity import (
     calibrate,
     count_covered,
     covered_by,
+    initials_of,
     lexical_score,
     match_words,
     score_words,
@@ -50,7 +51,6 @@ from ankita.analysis._subjects import (
     subjects_differ,
 )
 from ankita.analysis._text import (
-    ACRONYM_MAX,
     content_words,
     inner_names,
     leading_name,
@@ -102,14 +102,6 @@ def who(text: Text) -> str:
     return found[5:].title() if found.startswith("name ") else found
 
 
-def _initials_of(name: str, text: Text) -> bool:
-    """`name` is an acronym of capitalised words in `text` ("usa" and "United States"): the
-    initials, or the initials and one more letter for an uncapitalised tail ("of America")."""
-    return len(name) <= ACRONYM_MAX and any(
-        name.startswith(run) and len(name) <= len(run) + 1 for run in as_profile(text).acronyms
-    )
-
-
 def names_apart(
     a: Text, b: Text, frames: tuple[frozenset[str], frozenset[str]] | None = None
 ) -> tuple[str, str] | None:
@@ -141,12 +133,12 @@ def _unshared_names(
         sorted(
             n
             for n in names(a) & words_a
-            if not count_covered((n,), words_b) and not _initials_of(n, b)
+            if not count_covered((n,), words_b) and not initials_of(n, b)
         ),
         sorted(
             n
             for n in names(b) & words_b
-            if not count_covered((n,), words_a) and not _initials_of(n, a)
+            if not count_covered((n,), words_a) and not initials_of(n, a)
         ),
     )
 
@@ -155,7 +147,7 @@ def _holds_unshared_name(a: TextProfile, b: TextProfile) -> bool:
     """A name inside a sentence of `a` that `b`'s content words do not hold (nor as initials):
     one side of `_unshared_names` over the whole texts, as a yes or no."""
     return any(
-        not covered_by(n, b) and not _initials_of(n, b) for n in inner_names(a) & a.content_words
+        not covered_by(n, b) and not initials_of(n, b) for n in inner_names(a) & a.content_words
     )
 
 

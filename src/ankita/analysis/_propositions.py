@@ -25,9 +25,8 @@ from typing import Any
 
 from ankita.analysis._comparison import Comparison, judge_read
 from ankita.analysis._language import language
-from ankita.analysis._profile import as_profile
-from ankita.analysis._similarity import match_words
-from ankita.analysis._text import ACRONYM_MAX, stem, tokens
+from ankita.analysis._similarity import initials_of, match_words
+from ankita.analysis._text import stem, tokens
 
 # Findings that read one slot of one frame (a value, a number, a date, an order, opposites,
 # an attribute): the rules already name the proposition both facts fill differently.
@@ -320,11 +319,7 @@ def _one_thing(a: str, b: str, first: str, second: str) -> bool:
     if not a or not b:
         return True
     return any(
-        len(short) <= ACRONYM_MAX
-        and any(
-            short.startswith(run) and len(short) <= len(run) + 1 for run in as_profile(t).acronyms
-        )
-        for short, t in ((a, first), (a, second), (b, first), (b, second))
+        initials_of(short, t) for short, t in ((a, first), (a, second), (b, first), (b, second))
     )
 
 

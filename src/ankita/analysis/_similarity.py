@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ankita.analysis._profile import Text, as_profile, per_text
-from ankita.analysis._text import content_words
+from ankita.analysis._text import ACRONYM_MAX, content_words
 
 PREFIX_MIN = 4  # postgres/postgresql match; car/cart do not
 SHORT_FACT_WORDS = 3  # both facts at most this long may link on one shared word
@@ -51,6 +51,14 @@ def match_words(a: Iterable[str], b: Iterable[str]) -> list[tuple[str, str]]:
     if not heads or heads.isdisjoint([w[:PREFIX_MIN] for w in two - same]):
         return sorted((w, w) for w in same)
     return _match_in_order(one, two)
+
+
+def initials_of(name: str, text: Text) -> bool:
+    """`name` is an acronym of capitalised words in `text` ("usa" and "United States"): the
+    initials, or the initials and one more letter for an uncapitalised tail ("of America")."""
+    return len(name) <= ACRONYM_MAX and any(
+        name.startswith(run) and len(name) <= len(run) + 1 for run in as_profile(text).acronyms
+    )
 
 
 def match_profiles(a: Text, b: Text) -> list[tuple[str, str]]:
