@@ -7,7 +7,7 @@ source out at a time (docs/decisions.md, "Sure and possible conflicts").
 Each pair file is one source, each LoCoMo conversation one more, and the shipped multilingual
 pairs one more with --multilingual; the flags of every embedder named are pooled (a source
 is held out under all of them at once). Prints the fitted weights (paste them into
-`analysis/_propositions.py`), then per source how its flags fall with weights fitted on the
+`analysis/_standing.py`), then per source how its flags fall with weights fitted on the
 others, worst first, then the same with the full fit.
 """
 
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from ankita._memory import Memory
-from ankita.analysis._propositions import POSSIBLE_LINE, SURE_LINE
+from ankita.analysis._standing import POSSIBLE_LINE, SURE_LINE
 from ankita.dev._eval import builtin_multilingual_path, load_pairs
 from ankita.dev._fit import fit, flagged_rows, leave_one_out, split, weights_table
 

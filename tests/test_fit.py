@@ -3,7 +3,7 @@ a logistic regression over the signals of flagged pairs, scored by leaving a sou
 
 import random
 
-from ankita.analysis._propositions import (
+from ankita.analysis._standing import (
     POSSIBLE,
     POSSIBLE_LINE,
     SIGNALS,

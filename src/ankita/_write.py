@@ -29,8 +29,8 @@ from ankita.analysis._comparison import (
 from ankita.analysis._decision import compare_texts
 from ankita.analysis._gates import named_apart
 from ankita.analysis._profile import Text, profile_of
-from ankita.analysis._propositions import POSSIBLE, SURE, UNRELATED, standing
 from ankita.analysis._similarity import cosine, match_words
+from ankita.analysis._standing import POSSIBLE, SURE, UNRELATED, standing
 from ankita.analysis._text import content_words, sentences
 from ankita.embed._embedders import Embedder
 from ankita.embed._judge import ContradictionJudge
@@ -280,7 +280,7 @@ class Writer:
         self, comparison: Comparison, new: NewFact, other: Fact, model: str | None
     ) -> tuple[str, str]:
         """Whether a flag is a sure or a possible conflict, or none at all
-        (`analysis._propositions.standing`), and why not, when the judge cleared it; with the
+        (`analysis._standing.standing`), and why not, when the judge cleared it; with the
         disagreement checks off (SPEC's plain rules) every flag is sure."""
         if not self.settings.detect_disagreement:
             return SURE, ""

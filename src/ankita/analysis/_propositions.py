@@ -1,5 +1,5 @@
 """What an English clause asserts, read by a dependency parser: (subject, predicate, object,
-negated), and whether a flagged pair is a *sure* conflict or only a *possible* one.
+negated, kinds, past), and what two texts' propositions say of each other.
 
 A negation conflicts only when the negated proposition is the one the other fact asserts of
 the same subject: "Andrew does not have any pets" against "Andrew shared a photo of his pet"
@@ -13,8 +13,6 @@ with the fact (`encode`, `PARSER`), so a later process reads it back instead (`s
 from __future__ import annotations
 
 import json
-import math
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -23,16 +21,9 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from ankita.analysis._comparison import Comparison, judge_read
-from ankita.analysis._language import language
 from ankita.analysis._similarity import initials_of, match_words
 from ankita.analysis._text import stem, tokens
 
-# Findings that read one slot of one frame (a value, a number, a date, an order, opposites,
-# an attribute): the rules already name the proposition both facts fill differently.
-SLOT_CHECKS = frozenset(
-    {"value", "attribute", "numbers", "days", "months", "swapped", "order", "opposites"}
-)
 # Verbs that state having something, and so agree with a possessive ("his pet").
 _HAVE = frozenset({"have", "own", "get", "adopt", "possess", "keep", "buy"})
 # One predicate of liking, and the verbs that say its negation ("can't stand" is read there).
@@ -40,7 +31,6 @@ _LIKE = frozenset(stem(w) for w in ("like", "love", "enjoy", "adore", "prefer"))
 _DISLIKE = frozenset(stem(w) for w in ("hate", "dislike", "detest", "loathe"))
 # Predicates too general to carry a negation alone: the object must match.
 _LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
-_QUOTED = re.compile(r"'([^']+)'")
 # Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
 _PRONOUNS = frozenset(
     {
@@ -68,7 +58,7 @@ _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a nou
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 4
+RULES = 5
 PARSES_KEPT = 4096
 
 
@@ -81,6 +71,9 @@ class Proposition:
     # The object's modifiers ("horror" in "horror movies"): not liking horror movies says
     # nothing of action movies, while not having a car denies a red one.
     kinds: frozenset[str] = frozenset()
+    # An event told in the simple past ("went", "won"), not a state ("was", "had"): two such
+    # events at different times are two occasions, not one claim told two ways.
+    past: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -216,15 +209,18 @@ def _keep(text: str, found: frozenset[Proposition]) -> None:
 
 
 def encode(found: frozenset[Proposition]) -> str:
-    """A parse as stored: a JSON list of [subject, predicate, object, negated, kinds], sorted."""
-    rows = sorted([p.subject, p.predicate, p.obj, p.negated, sorted(p.kinds)] for p in found)
+    """A parse as stored: a JSON list of [subject, predicate, object, negated, kinds, past],
+    sorted."""
+    rows = sorted(
+        [p.subject, p.predicate, p.obj, p.negated, sorted(p.kinds), p.past] for p in found
+    )
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(data: str) -> frozenset[Proposition]:
     return frozenset(
-        Proposition(str(s), str(p), str(o), bool(n), frozenset(map(str, k)))
-        for s, p, o, n, k in json.loads(data)
+        Proposition(str(s), str(p), str(o), bool(n), frozenset(map(str, k)), bool(t))
+        for s, p, o, n, k, t in json.loads(data)
     )
 
 
@@ -267,6 +263,7 @@ def _read(doc: Any) -> frozenset[Proposition]:
             continue
         subject, negated = _subject(token), _negated(token)
         predicate = _predicate(token, negated)
+        past = token.tag_ == "VBD" and token.lemma_ not in ("be", "have")
         if _word(token) in _DISLIKE:  # "hate X" is "like X", negated ("can't stand" already is)
             negated = not negated
         objects = _objects(token)
@@ -280,9 +277,9 @@ def _read(doc: Any) -> frozenset[Proposition]:
             if _is_fan(obj):  # "a fan of jazz" likes jazz
                 predicate = "like"
                 continue
-            out.add(Proposition(subject, predicate, _word(obj), negated, _kinds(obj)))
+            out.add(Proposition(subject, predicate, _word(obj), negated, _kinds(obj), past))
         if not objects or all(o.dep_ == "acomp" or _is_fan(o) for o in objects):
-            out.add(Proposition(subject, predicate, "", negated))
+            out.add(Proposition(subject, predicate, "", negated, past=past))
     for token in doc:  # a possessive states having: "his pet, Toby" -> (andrew, have, pet)
         owner = next((c for c in token.children if c.dep_ == "poss"), None)
         if owner is None or token.pos_ not in ("NOUN", "PROPN"):
@@ -383,97 +380,22 @@ def related(first: str, second: str) -> bool:
     return False
 
 
-SURE, POSSIBLE, UNRELATED = "sure", "possible", "unrelated"
-
-# The signals a flagged pair is read by, in the order of `WEIGHTS`.
-SIGNALS = (
-    "slot",  # a finding on one slot of one frame (SLOT_CHECKS)
-    "change",  # a stated change of state, not only "used to"
-    "used_to",  # a past habit against the present
-    "negation",  # a negated word the other fact mentions
-    "negated_asserted",  # English: a proposition one negates and the other asserts
-    "related",  # English: one subject, one object or predicate, whatever the polarity
-    "judge",  # the contradiction judge alone flagged it
-    "cosine",  # the embedder's cosine (0 without one)
-    "lexical",  # the lexical score
-    "not_english",  # either fact in another language (the parser does not read it)
-)
-# Fitted by `benchmarks/fit_standing.py` (logistic regression, L2 1.0, a source of n flags
-# weighing sqrt(n); four pair files, four LoCoMo conversations and the shipped multilingual
-# pairs, each flagged with the local model and lexically, pooled); the last weight is the
-# intercept. docs/decisions.md gives the leave-one-source-out figures.
-WEIGHTS = (1.606, 0.442, -2.38, -0.021, 3.241, 0.344, -0.421, 0.061, 0.204, 3.023, -0.213)
-# A flag at or above SURE_LINE is a conflict; at or above POSSIBLE_LINE a possible one.
-SURE_LINE, POSSIBLE_LINE = 0.7, 0.15
-
-
-_PARSED = (SIGNALS.index("negated_asserted"), SIGNALS.index("related"))
-
-
-def signals(
-    comparison: Comparison, new_text: str, old_text: str, parse: bool = True
-) -> tuple[float, ...]:
-    """The signals of one flagged pair, as numbers in the order of SIGNALS; without `parse`,
-    the two the parser reads are 0 (`standing` parses only when they could change it)."""
-    checks = {f.check for f in comparison.findings}
-    english = language(new_text) == "en" and language(old_text) == "en"
-    changes = [f for f in comparison.findings if f.check == "change_of_state"]
-    words = frozenset(
-        w
-        for f in comparison.findings
-        if f.check == "negation"
-        for quoted in _QUOTED.findall(f.detail)
-        for w in quoted.split()
-    )
-    judge = judge_read(comparison)
-    parsed = parse and english
-    return (
-        float(bool(checks & SLOT_CHECKS)),
-        float(any("used to" not in f.detail for f in changes)),
-        float(any("used to" in f.detail for f in changes)),
-        float("negation" in checks),
-        float(
-            parsed and "negation" in checks and contradicting(old_text, new_text, words) is not None
-        ),
-        float(parsed and related(old_text, new_text)),
-        float(judge),
-        comparison.cosine or 0.0,
-        comparison.lexical.score,
-        float(not english),
-    )
-
-
-def likelihood(values: tuple[float, ...], weights: tuple[float, ...] = WEIGHTS) -> float:
-    """The fitted probability that a flagged pair is a real conflict."""
-    z = weights[-1] + sum(w * v for w, v in zip(weights, values, strict=False))
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
-
-
-def standing(comparison: Comparison, new_text: str, old_text: str) -> str:
-    """What a flagged pair is: a conflict worth asking the user about (SURE), one kept for
-    review and never in recall's notice (POSSIBLE), or no conflict at all (UNRELATED: no
-    link is made). Read by a fitted logistic model over the pair's signals (SIGNALS)."""
-    values = signals(comparison, new_text, old_text, parse=False)
-    # A stated change (not "used to") is sure on its own: 78 of its 88 flags are real, over
-    # five sources; the fit gives it little weight only because word overlap says the same
-    # in most of them, and a change stated in few shared words ("I moved to Lisbon") is the
-    # one the user most needs asked about.
-    if values[1] and not values[2] and not values[6]:  # not a flag the judge alone raised
-        return SURE
-    english, negation = not values[9], bool(values[3])
-    # The parser is asked only when what it could read moves the pair across a line: each
-    # parsed signal at 0 and at 1 bounds the probability (an English pair only; the first
-    # needs a negation).
-    can = [i for i, ok in zip(_PARSED, (english and negation, english), strict=True) if ok]
-    low = [*values]
-    high = [*values]
-    for i in can:
-        low[i], high[i] = (0.0, 1.0) if WEIGHTS[i] >= 0 else (1.0, 0.0)
-    first, last = _band(likelihood(tuple(low))), _band(likelihood(tuple(high)))
-    if first == last:
-        return first
-    return _band(likelihood(signals(comparison, new_text, old_text)))
-
-
-def _band(p: float) -> str:
-    return SURE if p >= SURE_LINE else POSSIBLE if p >= POSSIBLE_LINE else UNRELATED
+def occasions(first: str, second: str) -> bool:
+    """Whether both texts tell one kind of event in the simple past of one subject ("Evan
+    went to Canada in July" / "Evan went to Canada in August"): then different times or
+    counts are two occasions, not one claim told two ways."""
+    for p in propositions(first):
+        for q in propositions(second):
+            if (
+                p.past
+                and q.past
+                and not p.negated
+                and not q.negated
+                and p.subject
+                and q.subject
+                and _same_subject(p.subject, q.subject)
+                and p.predicate == q.predicate
+                and (p.obj == q.obj or p.predicate not in _LIGHT)
+            ):
+                return True
+    return False

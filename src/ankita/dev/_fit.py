@@ -1,4 +1,4 @@
-"""Fitting the weights that tell a sure conflict from a possible one (`analysis._propositions`):
+"""Fitting the weights that tell a sure conflict from a possible one (`analysis._standing`):
 every labelled pair the engine flags becomes one row of signals, labelled real or not; a
 logistic regression (L2, every source weighted equally) is fitted on them, and judged by
 leaving one source out at a time."""
@@ -14,7 +14,7 @@ import numpy as np
 
 from ankita._memory import Memory
 from ankita.analysis._comparison import CONFLICT
-from ankita.analysis._propositions import SIGNALS, signals
+from ankita.analysis._standing import SIGNALS, signals
 
 
 @dataclass(frozen=True)
