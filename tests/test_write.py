@@ -105,6 +105,9 @@ def test_negated_twin_is_a_conflict_not_a_merge(memory):
         # A move to a named place states a home, sharing no word with the one it replaces.
         ("I live in Berlin", "I moved to Lisbon", "attribute: home"),
         ("I moved to Lisbon last year", "I live in Porto now", "attribute: home"),
+        # ... and so does a named person's, kept under the name.
+        ("Priya lives in a small flat in Leeds", "Priya moved to Manchester", "home@priya"),
+        ("Ana works at the museum", "Ana works at a bakery now", "employer@ana"),
         # "like" is filler, yet its opposite names the same slot.
         ("I like dancing", "I hate dancing", "opposites"),
     ],
@@ -129,6 +132,12 @@ def test_compatible_neighbours_are_not_flagged(memory):
         ("Anna is allergic to cats", "Marek is not allergic to cats", False),
         ("I swim with Anna on Mondays", "I swim with Marek on Fridays", False),
         ("Anna quit smoking cigars", "Marek smokes a pipe", False),
+        # A named person's home is theirs: not the user's, nor another person's, nor their
+        # sister's; and a move to the home stated replaces nothing.
+        ("I live in Leeds", "Priya moved to Manchester", False),
+        ("Priya lives in Leeds", "Marcus moved to Manchester", False),
+        ("Priya lives in Leeds", "Priya's sister moved to Manchester", False),
+        ("Priya lives in Leeds", "Priya moved to Leeds in 2019", False),
         # A stated change where the names are not the subject: one thing changed.
         ("I drive a Toyota", "I switched to driving a Honda", True),
         ("My sister Anna lives in Lyon", "My sister Anna moved to Paris", True),

@@ -1,13 +1,15 @@
 """Single-valued attributes of the user (pure): where they live, age, marital status, name,
 employer, birthday, favourite X. Two first-person facts that give one attribute different
 values disagree, however different their wording ("I live in Alaska" / "I live with my husband
-in Ohio"). Patterns are general English, matched on tokens, clause by clause.
+in Ohio"); so do two facts that open with one name and give that person's home or employer.
+Patterns are general English, matched on tokens, clause by clause.
 """
 
 from __future__ import annotations
 
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
 from ankita.analysis._profile import Text, per_text
+from ankita.analysis._subjects import subject
 from ankita.analysis._text import clauses, number_value, stem
 
 _STOP_VALUE = {
@@ -107,39 +109,32 @@ def _matches_age(a: str, b: str) -> bool:
 
 @per_text
 def attributes(text: str) -> dict[str, tuple[str, ...]]:
-    """{attribute: value words} stated about the user (first person, not negated)."""
+    """{attribute: value words} stated about the user (first person, not negated), and
+    {"home@<name>" or "employer@<name>": value words} about a person a fact opens with."""
     found: dict[str, tuple[str, ...]] = {}
+    who = subject(text) or ""
+    name = who.split()[1] if who.startswith("name ") and len(who.split()) == 2 else ""
     for clause in clauses(text):
         words = set(clause)
         if "i" in words and words & NEGATIONS and words & {"relationship", "married", "dated"}:
             found.setdefault("marital", ("single",))  # "I have never had a relationship"
         if words & NEGATIONS:
             continue  # "I don't live in X" says where the user does not live
+        if name and clause[:1] == (name,):
+            # A named person's home and employer, read as the user's are ("Priya moved to
+            # Manchester" / "Priya lives in Leeds"), kept under the name: not the user's.
+            for key, value in _home_and_employer(clause, name):
+                found.setdefault(f"{key}@{name}", value)
+            continue
         first_person = clause[0] in ("i", "my", "me") or "i" in clause[:3] or "my" in clause[:3]
         if not first_person:
             continue
         age = _age(clause)
         if age is not None:
             found.setdefault("age", (age,))
+        for key, value in _home_and_employer(clause, "i"):
+            found.setdefault(key, value)
         for i, word in enumerate(clause):
-            if word in _LIVE and "i" in clause[max(0, i - 2) : i]:
-                # Every place after "in"/"near" ("live with my sister in X", "in X near Y"):
-                # two homes disagree only when they share no place word.
-                spots = [j for j in range(i + 1, len(clause)) if clause[j] in ("in", "near")]
-                value = tuple(w for j in spots for w in _value(clause, j + 1))
-                if value:
-                    found.setdefault("home", value)
-            # A move to a named place states the new home: "I moved to Lisbon" against "I live
-            # in Berlin"; not a move to "a bigger team" or "my parents' place".
-            if (
-                word in _MOVED
-                and "i" in clause[max(0, i - 2) : i]
-                and clause[i + 1 : i + 2] == ("to",)
-                and clause[i + 2 : i + 3] not in ((), *((w,) for w in _NOT_A_PLACE))
-            ):
-                value = _value(clause, i + 2)
-                if value:
-                    found.setdefault("home", value)
             if word in ("favorite", "favourite") and i + 1 < len(clause):
                 thing = stem(clause[i + 1])
                 if i + 2 < len(clause) and clause[i + 2] == "is":
@@ -148,17 +143,6 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
                     value = _value(clause[: max(0, i - 2)], 0) if "is" in clause[:i] else ()
                 if value:
                     found.setdefault(f"favorite:{thing}", value)
-            # "I work at X", "my job at X" (not "my wife works at X": someone else's job).
-            subject = clause[i - 1] if i else ""
-            if (
-                word in ("work", "works", "job")
-                and i + 1 < len(clause)
-                and clause[i + 1] in ("at", "for")
-                and subject in ("i", "my", "a", "full", "part")
-            ):
-                value = _value(clause, i + 2)
-                if value:
-                    found.setdefault("employer", value)
             if (
                 word == "name"
                 and clause[:1] == ("my",)
@@ -186,6 +170,48 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
         if status:
             found.setdefault("marital", (status,))
     return {k: v for k, v in found.items() if v}
+
+
+def _home_and_employer(clause: tuple[str, ...], who: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Where `who` ("i", or a name) lives or works, as one clause states it."""
+    found = []
+    # Who works there: "I work at X", "my job at X", "a full-time job at X", "Priya works at
+    # X"; not "my wife works at X" (someone else's job).
+    workers = ("i", "my", "a", "full", "part") if who == "i" else (who,)
+    for i, word in enumerate(clause):
+        if word in _LIVE and who in clause[max(0, i - 2) : i]:
+            # Every place after "in"/"near" ("live with my sister in X", "in X near Y"):
+            # two homes disagree only when they share no place word.
+            spots = [j for j in range(i + 1, len(clause)) if clause[j] in ("in", "near")]
+            value = tuple(w for j in spots for w in _value(clause, j + 1))
+            if value:
+                found.append(("home", value))
+        # A move to a named place states the new home: "I moved to Lisbon" against "I live
+        # in Berlin"; not a move to "a bigger team" or "my parents' place".
+        if (
+            word in _MOVED
+            and who in clause[max(0, i - 2) : i]
+            and clause[i + 1 : i + 2] == ("to",)
+            and clause[i + 2 : i + 3] not in ((), *((w,) for w in _NOT_A_PLACE))
+        ):
+            value = _value(clause, i + 2)
+            if value:
+                found.append(("home", value))
+        if (
+            word in ("work", "works", "job")
+            and i + 1 < len(clause)
+            and clause[i + 1] in ("at", "for")
+            and (clause[i - 1] if i else "") in workers
+        ):
+            value = _value(clause, i + 2)
+            if value:
+                found.append(("employer", value))
+    return found
+
+
+def homes(text: Text) -> dict[str, tuple[str, ...]]:
+    """{"home" or "home@<name>": place words}: the homes a fact states, by whose they are."""
+    return {k: v for k, v in attributes(text).items() if k.split("@")[0] == "home"}
 
 
 def attribute_conflicts(a: Text, b: Text) -> list[tuple[str, str, str]]:

@@ -3,7 +3,7 @@ the check that a change conflicts only with the fact holding that value."""
 
 from __future__ import annotations
 
-from ankita.analysis._attributes import attributes
+from ankita.analysis._attributes import homes
 from ankita.analysis._cues import (
     CHANGE_OF_STATE,
     CHANGE_PHRASES,
@@ -194,8 +194,8 @@ def check_change_of_state(a: Text, b: Text) -> list[Finding]:
     # A move to the home the other fact states replaces nothing ("I live in Berlin" / "I
     # moved to Berlin in 2019").
     if changed & _MOVES:
-        home_a, home_b = attributes(a).get("home", ()), attributes(b).get("home", ())
-        if home_a and home_b and match_words(home_a, home_b):
+        home_a, home_b = homes(a), homes(b)
+        if any(match_words(home_a[k], home_b[k]) for k in home_a.keys() & home_b.keys()):
             return []
     other_words = content_words(other) - subject_words(other)
     # The slot may be named by an opposite ("I'm vegetarian" / "I started eating meat"; "I'm
