@@ -57,6 +57,16 @@ def test_split_counts_real_flags_by_where_they_fall():
     assert counts["sure_real"] + counts["possible_real"] + counts["dropped_real"] == counts["real"]
 
 
+def test_a_flag_a_reading_rules_out_is_fitted_on_but_counted_as_dropped():
+    found = rows("x", 100, 10)
+    out = [Row(r.source, r.values, r.real, r.a, r.b, ruled_out=True) for r in found[:30]]
+    weights = fit(found)
+    assert fit(out + found[30:]) == weights  # the same signals: the same fit
+    counts = split(out + found[30:], weights, (SURE_LINE, POSSIBLE_LINE))
+    assert counts["dropped"] >= 30
+    assert counts["dropped_real"] >= sum(r.real for r in out)
+
+
 def test_the_shipped_weights_name_every_signal_and_keep_their_lines():
     table = dict(weights_table(WEIGHTS))
     assert list(table) == [*SIGNALS, "intercept"]

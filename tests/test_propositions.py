@@ -183,12 +183,35 @@ def write(memory, *texts):
     return [memory.remember(t) for t in texts]
 
 
-def test_a_negated_word_only_mentioned_is_never_a_sure_conflict(memory):
-    first, second = write(memory, "Leo has never had a cat.", "Leo believes cats are good company.")
-    # The fitted weights may keep it for review (possible), never to ask the user about.
-    assert second.action == "created" and second.conflicts_with == ()
-    assert memory.conflict_count() == 0
-    assert memory.recall("Leo cats").notice is None
+# A denial of having, being or going, whose object the other fact only mentions under another
+# predicate of the same subject: no link at all, not even a possible one.
+LIGHT_DENIAL_MENTIONED = [
+    # observation streams
+    ("Leo has never had a cat.", "Leo believes cats are good company."),
+    ("Andrew does not have any pets.", "Andrew believes that pets bring a lot of joy."),
+    ("Calvin has never been to Boston.", "Calvin admires the old architecture in Boston."),
+    # persona lines
+    ("I have never been to Japan", "I love Japanese food"),
+    ("I'm not a vegan", "I cook vegan food for my sister"),
+]
+
+
+@pytest.mark.parametrize("a, b", LIGHT_DENIAL_MENTIONED)
+def test_a_denial_of_having_or_going_only_mentioned_is_no_link(a, b, memory):
+    first, second = write(memory, a, b)
+    assert second.action == "created", second.reason
+    assert second.conflicts_with == () and second.possible_conflicts == ()
+    assert memory.conflict_count() == 0 and memory.conflict_count(possible=True) == 0
+    assert memory.recall(b).notice is None
+
+
+def test_a_denial_asserted_or_of_what_exists_still_links(memory):
+    # Said of the subject by the other fact (a possessive), it is a sure conflict; "there is
+    # no X" is denied by any X doing anything, so it is kept for review at least.
+    _, had = write(memory, "Leo has never had a cat.", "Leo took his cat to the vet.")
+    assert had.action == "conflict"
+    _, beach = write(memory, "There is no dog on the beach", "A dog is running on the beach")
+    assert beach.conflicts_with or beach.possible_conflicts
 
 
 def test_a_denied_verb_with_another_object_is_never_a_sure_conflict(memory):
@@ -217,7 +240,7 @@ def test_a_write_keeps_a_possible_conflict_apart(memory):
 
 def test_possible_conflicts_raise_no_notice_and_can_be_promoted_and_undone(memory):
     first, second = write(
-        memory, "Leo has never had a cat.", "Leo feeds the neighbour's cat every morning."
+        memory, "Leo does not like cats.", "Leo feeds the neighbour's cat every morning."
     )
     assert second.action == "created" and second.possible_conflicts == (first.fact.id,)
     assert memory.get(first.fact.id).conflicts_with == ()
@@ -241,7 +264,7 @@ def test_possible_conflicts_raise_no_notice_and_can_be_promoted_and_undone(memor
 
 def test_a_possible_conflict_survives_export_and_import(tmp_path):
     with Memory(tmp_path / "a.db", embedder="none") as m:
-        write(m, "Leo has never had a cat.", "Leo feeds the neighbour's cat every morning.")
+        write(m, "Leo does not like cats.", "Leo feeds the neighbour's cat every morning.")
         dump = list(m.export())
     assert [r["link"].get("possible") for r in dump if "link" in r] == [True]
     with Memory(tmp_path / "b.db", embedder="none") as copy:
@@ -252,7 +275,7 @@ def test_a_possible_conflict_survives_export_and_import(tmp_path):
 def test_the_cli_lists_and_promotes_possible_conflicts(tmp_path):
     base = ["--db", str(tmp_path / "m.db"), "--embedder", "none"]
     runner = CliRunner()
-    runner.invoke(cli, [*base, "remember", "Leo has never had a cat."])
+    runner.invoke(cli, [*base, "remember", "Leo does not like cats."])
     out = runner.invoke(cli, [*base, "remember", "Leo feeds the neighbour's cat every morning."])
     assert out.exit_code == 0 and "possible conflict with" in out.output
     assert runner.invoke(cli, [*base, "conflicts"]).output.strip() == "no conflicts"
@@ -277,7 +300,7 @@ def test_possible_conflicts_over_http(tmp_path):
 
 
 def _possible_conflicts_over(client):
-    client.post("/v1/facts", json={"text": "Leo has never had a cat."})
+    client.post("/v1/facts", json={"text": "Leo does not like cats."})
     written = client.post(
         "/v1/facts", json={"text": "Leo feeds the neighbour's cat every morning."}
     ).json()

@@ -151,7 +151,7 @@ def test_keep_both_clears_the_flag(db_path, served, page):
 
 def test_possible_conflicts_are_shown_apart_and_promoted(db_path, served, page):
     with Memory(db_path, user="default", embedder="none") as memory:
-        memory.remember("Leo has never had a cat.")
+        memory.remember("Leo does not like cats.")
         memory.remember("Leo feeds the neighbour's cat every morning.")
         assert memory.conflicts() == [] and len(memory.conflicts(possible=True)) == 1
     page.goto(served.url + "/#conflicts")

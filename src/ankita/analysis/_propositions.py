@@ -399,3 +399,25 @@ def occasions(first: str, second: str) -> bool:
             ):
                 return True
     return False
+
+
+def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
+    """Whether every denial the rules found (`negated`, stems, as objects) denies having,
+    being or going of a subject of its own, and the other text says no such thing of that
+    subject, only mentions the object: "Andrew does not have any pets" / "Andrew believes
+    that pets bring joy", "Calvin has never been to Boston" / "Calvin loves Boston's
+    architecture". An existential "there is no X" is not one: it is denied by any X doing
+    anything."""
+    pa, pb = propositions(first), propositions(second)
+    seen = False
+    for neg, other in ((pa, pb), (pb, pa)):
+        for n in (p for p in neg if p.negated and (p.obj in negated or p.predicate in negated)):
+            if n.predicate not in _LIGHT or not n.obj or n.subject in ("", "there"):
+                return False
+            if any(
+                q.predicate == n.predicate and not q.negated and _same_subject(n.subject, q.subject)
+                for q in other
+            ):
+                return False
+            seen = True
+    return seen

@@ -10,7 +10,7 @@ import re
 
 from ankita.analysis._comparison import Comparison, judge_read
 from ankita.analysis._language import language
-from ankita.analysis._propositions import contradicting, occasions, related
+from ankita.analysis._propositions import contradicting, mention_only, occasions, related
 from ankita.analysis._text import stem
 
 # Findings that read one slot of one frame (a value, a number, a date, an order, opposites,
@@ -57,13 +57,7 @@ def signals(
     checks = {f.check for f in comparison.findings}
     english = language(new_text) == "en" and language(old_text) == "en"
     changes = [f for f in comparison.findings if f.check == "change_of_state"]
-    words = frozenset(
-        w
-        for f in comparison.findings
-        if f.check == "negation"
-        for quoted in _QUOTED.findall(f.detail)
-        for w in quoted.split()
-    )
+    words = negated_words(comparison)
     judge = judge_read(comparison)
     parsed = parse and english
     return (
@@ -92,6 +86,8 @@ def standing(comparison: Comparison, new_text: str, old_text: str) -> str:
     """What a flagged pair is: a conflict worth asking the user about (SURE), one kept for
     review and never in recall's notice (POSSIBLE), or no conflict at all (UNRELATED: no
     link is made). Read by a fitted logistic model over the pair's signals (SIGNALS)."""
+    if ruled_out(comparison, new_text, old_text):
+        return UNRELATED
     found = _fitted(comparison, new_text, old_text)
     # Two occasions of one kind of event may differ in when or how often and both hold:
     # "Evan went to Canada in July" / "... in August" (a persona line's two medals in 1992
@@ -124,6 +120,32 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
     if first == last:
         return first
     return _band(likelihood(signals(comparison, new_text, old_text)))
+
+
+def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
+    """A flag that is no conflict whatever the fit says: all it has is a denial of having,
+    being or going that the other fact only mentions (`_propositions.mention_only`). Such
+    flags stay rows of the fit: what the signals say of a negation is read over every flag
+    the rules raise, and held out, a dev conversation's negations read sure without them."""
+    found = [f for f in comparison.findings if f.check != "different"]
+    return (
+        bool(found)
+        and all(f.check == "negation" for f in found)
+        and language(new_text) == "en"
+        and language(old_text) == "en"
+        and mention_only(old_text, new_text, negated_words(comparison))
+    )
+
+
+def negated_words(comparison: Comparison) -> frozenset[str]:
+    """The words the negation findings quote (stems)."""
+    return frozenset(
+        w
+        for f in comparison.findings
+        if f.check == "negation"
+        for quoted in _QUOTED.findall(f.detail)
+        for w in quoted.split()
+    )
 
 
 def two_occasions(comparison: Comparison, new_text: str, old_text: str) -> bool:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ankita._memory import Memory
 from ankita.analysis._comparison import CONFLICT
-from ankita.analysis._standing import SIGNALS, signals
+from ankita.analysis._standing import SIGNALS, ruled_out, signals
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,9 @@ class Row:
     real: bool  # labelled a conflict
     a: str
     b: str
+    # A reading beside the fit rules the flag out (`_standing.ruled_out`): fitted on, as the
+    # signals of every flag the rules raise, but never linked, whatever the weights.
+    ruled_out: bool = False
 
 
 def flagged_rows(memory: Memory, pairs: Iterable[dict[str, Any]], source: str) -> list[Row]:
@@ -35,7 +38,8 @@ def flagged_rows(memory: Memory, pairs: Iterable[dict[str, Any]], source: str) -
         if comparison.action != CONFLICT:
             continue
         values = signals(comparison, pair["b"], pair["a"])
-        rows.append(Row(source, values, pair["label"] == "conflict", pair["a"], pair["b"]))
+        out = ruled_out(comparison, pair["b"], pair["a"])
+        rows.append(Row(source, values, pair["label"] == "conflict", pair["a"], pair["b"], out))
     return rows
 
 
@@ -81,6 +85,7 @@ def split(rows: Sequence[Row], weights: Sequence[float], lines: tuple[float, flo
         out[name + "_real"] = 0
     for r, p in zip(rows, likelihoods(rows, weights), strict=True):
         name = "sure" if p >= sure_line else "possible" if p >= possible_line else "dropped"
+        name = "dropped" if r.ruled_out else name
         out[name] += 1
         out[name + "_real"] += int(r.real)
     return out
