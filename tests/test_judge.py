@@ -158,7 +158,7 @@ CANNOT_WITHOUT = [
     ("Lena can't imagine mornings without coffee.", "Lena drinks coffee every morning."),
 ]
 # The same kind of flag, which the judge reads as contradicting: it stays possible.
-NO_CAR = ("Priya does not own a car.", "Priya believes that cars make cities loud.")
+NO_CAR = ("Priya does not like cars.", "Priya believes that cars make cities loud.")
 
 
 @pytest.mark.parametrize("pair", CANNOT_WITHOUT)

@@ -110,6 +110,12 @@ def test_a_predicate_alone_matches_only_a_clause_with_its_own_subject():
         contradicting(despite, "Lena was successful with the grant in the end.", successful) is None
     )
     assert contradicting(despite, "Lena is successful", successful) is None
+    # Nor is a gerund said of nobody an assertion of its verb by anyone.
+    drive = frozenset({stem("drive")})
+    assert contradicting("Priya does not drive.", "Priya drives to work.", drive)
+    assert (
+        contradicting("Priya does not drive.", "Priya thinks driving is stressful.", drive) is None
+    )
 
 
 @pytest.mark.parametrize("a, b", OF_ANOTHER_KIND)

@@ -331,7 +331,8 @@ def contradicting(
     same predicate and object; or, where the negated words (`negated`, stems) are the
     predicate itself and it says more than be/have/do, the same predicate with objects that
     may be one thing ("I am not flying to the UK" / "I am flying to the United Kingdom"), not
-    two ("I don't eat pork" / "I eat chicken")."""
+    two ("I don't eat pork" / "I eat chicken"), each in a clause with a subject of its own: a
+    gerund said of nobody ("thinks driving in the city is stressful") asserts no driving."""
     pa, pb = propositions(first), propositions(second)
     for neg, pos in ((pa, pb), (pb, pa)):
         for n in (p for p in neg if p.negated):
@@ -341,7 +342,12 @@ def contradicting(
                     not p.negated
                     and (
                         (p.obj == n.obj and _of_kind(n.kinds, p.kinds))
-                        or (of_action and n.subject and _one_thing(n.obj, p.obj, first, second))
+                        or (
+                            of_action
+                            and n.subject
+                            and p.subject
+                            and _one_thing(n.obj, p.obj, first, second)
+                        )
                     )
                     and p.predicate == n.predicate
                     and _same_subject(n.subject, p.subject)
