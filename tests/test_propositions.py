@@ -116,6 +116,9 @@ def test_a_predicate_alone_matches_only_a_clause_with_its_own_subject():
     assert (
         contradicting("Priya does not drive.", "Priya thinks driving is stressful.", drive) is None
     )
+    # ... unless what it is belongs to someone: "Baking is my hobby" is the speaker's baking.
+    bake = frozenset({stem("baked")})
+    assert contradicting("I have never baked in my life.", "Baking is my hobby", bake)
 
 
 @pytest.mark.parametrize("a, b", OF_ANOTHER_KIND)

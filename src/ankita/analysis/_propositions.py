@@ -115,10 +115,24 @@ def _who(token: Any) -> str:
 def _subject(verb: Any) -> str:
     if verb.dep_ == "acl":
         return _who(verb.head)
+    if verb.dep_ in ("nsubj", "csubj") and verb.tag_ == "VBG":
+        return _doer(verb)
     for node in (verb, verb.head) if verb.dep_ in ("conj", "xcomp", "ccomp") else (verb,):
         for child in node.children:
             if child.dep_ in ("nsubj", "nsubjpass", "expl"):
                 return _who(child)
+    return ""
+
+
+def _doer(gerund: Any) -> str:
+    """Whose activity a gerund that is a subject names: the owner of what it is ("Baking is
+    my hobby": the speaker's), or nobody ("driving in the city is stressful")."""
+    for attr in (c for c in gerund.head.children if c.dep_ == "attr"):
+        for owner in (c for c in attr.children if c.dep_ == "poss"):
+            if owner.lower_ in ("my", "our"):
+                return "i"
+            if owner.pos_ == "PROPN":
+                return _who(owner)
     return ""
 
 
