@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 import re
 
-from ankita.analysis._comparison import Comparison, judge_read
+from ankita.analysis._comparison import MERGE_ONLY_CHECKS, Comparison, judge_read
+from ankita.analysis._cues import Finding
 from ankita.analysis._language import language
 from ankita.analysis._propositions import contradicting, mention_only, occasions, related
 from ankita.analysis._text import stem
@@ -55,7 +56,7 @@ def signals(
     """The signals of one flagged pair, as numbers in the order of SIGNALS; without `parse`,
     the two the parser reads are 0 (`standing` parses only when they could change it)."""
     checks = {f.check for f in comparison.findings}
-    english = language(new_text) == "en" and language(old_text) == "en"
+    english = _english(new_text, old_text)
     changes = [f for f in comparison.findings if f.check == "change_of_state"]
     words = negated_words(comparison)
     judge = judge_read(comparison)
@@ -127,12 +128,11 @@ def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
     being or going that the other fact only mentions (`_propositions.mention_only`). Such
     flags stay rows of the fit: what the signals say of a negation is read over every flag
     the rules raise, and held out, a dev conversation's negations read sure without them."""
-    found = [f for f in comparison.findings if f.check != "different"]
+    found = _disagreeing(comparison)
     return (
         bool(found)
         and all(f.check == "negation" for f in found)
-        and language(new_text) == "en"
-        and language(old_text) == "en"
+        and _english(new_text, old_text)
         and mention_only(old_text, new_text, negated_words(comparison))
     )
 
@@ -157,7 +157,7 @@ def two_occasions(comparison: Comparison, new_text: str, old_text: str) -> bool:
 def _only_times(comparison: Comparison, new_text: str, old_text: str) -> bool:
     """Whether all that disagrees is when or how many (numbers, days, months, or a value
     that is one of them), in two English facts."""
-    found = [f for f in comparison.findings if f.check != "different"]
+    found = _disagreeing(comparison)
     times = [f for f in found if f.check in _TIMES]
     said = {stem(w) for f in times for w in f.words}
     return (
@@ -165,9 +165,18 @@ def _only_times(comparison: Comparison, new_text: str, old_text: str) -> bool:
         and all(
             f in times or (f.check == "value" and {stem(w) for w in f.words} <= said) for f in found
         )
-        and language(new_text) == "en"
-        and language(old_text) == "en"
+        and _english(new_text, old_text)
     )
+
+
+def _disagreeing(comparison: Comparison) -> list[Finding]:
+    """The findings that may make a conflict (a "different" finding only blocks a merge)."""
+    return [f for f in comparison.findings if f.check not in MERGE_ONLY_CHECKS]
+
+
+def _english(new_text: str, old_text: str) -> bool:
+    """Both texts English: the parser reads no other language."""
+    return language(new_text) == "en" and language(old_text) == "en"
 
 
 def _band(p: float) -> str:
