@@ -250,6 +250,20 @@ def test_a_title_or_an_initial_ends_no_sentence(memory, who):
 
 
 @pytest.mark.parametrize(
+    "a,b,flagged",
+    [
+        # A title belongs to the name after it: the verb stays in the frame.
+        ("My dentist is Dr. Silva", "My dentist is Dr. Costa", True),
+        ("My landlord is Mr Silva", "My landlord is Mr Costa", True),
+        # Only the name after the title replaced: two people, one thing said of each.
+        ("Dr. Silva likes hiking", "Dr. Costa likes hiking", False),
+    ],
+)
+def test_a_title_belongs_to_the_name_it_comes_before(memory, a, b, flagged):
+    assert _flagged_after(memory, a, b) == (flagged, a, b)
+
+
+@pytest.mark.parametrize(
     "later", ["I moved to a bigger team at work", "I moved to my parents' old room"]
 )
 def test_a_move_to_no_named_place_states_no_home(memory, later):

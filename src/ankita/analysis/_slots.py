@@ -25,6 +25,7 @@ from ankita.analysis._subjects import (
     verb_like,
 )
 from ankita.analysis._text import (
+    TITLES,
     clauses,
     names,
     number_value,
@@ -132,7 +133,7 @@ def check_value(a: Text, b: Text) -> list[Finding]:
         return different
     # The frame words here include filler ("my name is X"): they still say what X is.
     frame_c = [w for w in frame if w not in FUNCTION_WORDS]
-    before_c = [w for w in before if w not in FUNCTION_WORDS]
+    before_c = [w for w in before if w not in FUNCTION_WORDS and w not in TITLES]
     # The replaced part must be a value that follows its frame, not the relation itself:
     # "I [live] in Lisbon" / "I [work] in Lisbon" are two attributes, not two values. Only a
     # bare number needs no frame ("Anna is 30" / "Mum turned 31" replace more than that).
@@ -148,9 +149,11 @@ def check_value(a: Text, b: Text) -> list[Finding]:
     # The same holds where the replaced span opens with the verb and is more than the verb,
     # whatever follows ("My sister Marta [lives] in Porto" / "... [is a teacher] in Porto"):
     # the relation changed. "Anna [loves] jazz" / "Anna [hates] jazz" keep the object.
+    # A title belongs to the name after it: "My dentist is Dr. [Silva]" keeps its verb.
+    lead = [w for w in before if w not in TITLES]
     if (
-        before
-        and before[-1] not in FUNCTION_WORDS
+        lead
+        and lead[-1] not in FUNCTION_WORDS
         and _only_subject(a, b, before_c)
         and (
             not any(w not in STOP_WORDS for w in ta[i2:])
