@@ -606,6 +606,17 @@ def test_a_newer_postgres_schema_is_refused_and_passwords_never_shown(postgres_u
         ("I work at a bakery", "My brother works at a bank", False),
         ("I work at a bakery", "I work for the city council", True),
         ("I live in Porto", "My sister lives in Braga", False),
+        # A home stated with auxiliaries between the speaker and the verb.
+        ("I live in Leeds", "I've been living in York since March", True),
+        ("I live in Leeds", "I have just moved to York", True),
+        # The name of one of the user's people or animals, however it is said.
+        ("My wife's name is Ana", "My wife is called Rita", True),
+        ("My dog is called Rex", "My dog's name is Bruno", True),
+        ("My dog is called Rex", "My dog's name is Rex", False),
+        ("My dog is called Rex", "My cat's name is Bruno", False),
+        # Not people one mostly has several of, nor one introduced among others.
+        ("My friend is called Sam", "My friend's name is Tom", False),
+        ("I have a cat named Spook", "My cat is named Arizona", False),
     ],
 )
 def test_single_valued_attributes_of_the_user(memory, a, b, flagged):

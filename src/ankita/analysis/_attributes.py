@@ -1,12 +1,14 @@
 """Single-valued attributes of the user (pure): where they live, age, marital status, name,
-employer, birthday, favourite X. Two first-person facts that give one attribute different
-values disagree, however different their wording ("I live in Alaska" / "I live with my husband
-in Ohio"); so do two facts that open with one name and give that person's home or employer.
-Patterns are general English, matched on tokens, clause by clause.
+employer, birthday, favourite X, the name of one of their people or animals. Two first-person
+facts that give one attribute different values disagree, however different their wording ("I
+live in Alaska" / "I live with my husband in Ohio"); so do two facts that open with one name
+and give that person's home or employer. Patterns are general English, matched on tokens,
+clause by clause.
 """
 
 from __future__ import annotations
 
+from ankita.analysis._cues import MANY
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
 from ankita.analysis._profile import Text, per_text
 from ankita.analysis._subjects import subject
@@ -151,6 +153,9 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
                 and clause[i + 1] == "is"
             ):
                 found.setdefault("name", _value(clause, i + 2)[:1])
+            named = _relation_name(clause, i)
+            if named:
+                found.setdefault(f"name:{named[0]}", named[1:])
             if (
                 word == "birthday"
                 and "my" in clause[:i]
@@ -172,6 +177,22 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
     return {k: v for k, v in found.items() if v}
 
 
+def _relation_name(clause: tuple[str, ...], i: int) -> tuple[str, ...]:
+    """(relation, name) where token i is one of the user's people or animals, named: "my
+    wife's name is Ana", "my dog is called Rex". "My" names the one, as with the user's own
+    name ("My son is called Leo" / "My son is called Max" disagree); not people one mostly
+    has several of ("my colleague"), nor one introduced among others ("I have a cat named")."""
+    rest = clause[i + 1 :]
+    if i != 1 or clause[0] != "my" or clause[i] in MANY:
+        return ()
+    if rest[:2] == ("name", "is") or (
+        rest[:1] == ("is",) and rest[1:2] in (("called",), ("named",))
+    ):
+        value = _value(clause, i + 3)[:1]
+        return (stem(clause[i]), *value) if value else ()
+    return ()
+
+
 def _home_and_employer(clause: tuple[str, ...], who: str) -> list[tuple[str, tuple[str, ...]]]:
     """Where `who` ("i", or a name) lives or works, as one clause states it."""
     found = []
@@ -179,7 +200,8 @@ def _home_and_employer(clause: tuple[str, ...], who: str) -> list[tuple[str, tup
     # X"; not "my wife works at X" (someone else's job).
     workers = ("i", "my", "a", "full", "part") if who == "i" else (who,)
     for i, word in enumerate(clause):
-        if word in _LIVE and who in clause[max(0, i - 2) : i]:
+        # Up to two words between: "I have been living in York", "Priya has just moved to".
+        if word in _LIVE and who in clause[max(0, i - 3) : i]:
             # Every place after "in"/"near" ("live with my sister in X", "in X near Y"):
             # two homes disagree only when they share no place word.
             spots = [j for j in range(i + 1, len(clause)) if clause[j] in ("in", "near")]
@@ -190,7 +212,7 @@ def _home_and_employer(clause: tuple[str, ...], who: str) -> list[tuple[str, tup
         # in Berlin"; not a move to "a bigger team" or "my parents' place".
         if (
             word in _MOVED
-            and who in clause[max(0, i - 2) : i]
+            and who in clause[max(0, i - 3) : i]
             and clause[i + 1 : i + 2] == ("to",)
             and clause[i + 2 : i + 3] not in ((), *((w,) for w in _NOT_A_PLACE))
         ):
