@@ -52,6 +52,8 @@ SURE = [
     ("I'm vegan", "I'm not vegan"),
     ("I am vegan", "I'm not a vegan"),
     ("Tom is a doctor", "Tom isn't a doctor"),
+    # a possessive states having, of the one named: "Nate's girlfriend"
+    ("Nate doesn't have a girlfriend.", "Nate's girlfriend Anna came to watch the tournament."),
 ]
 
 # The denial of a kind of thing says nothing of another kind; the denial of the thing denies

@@ -219,6 +219,9 @@ def _flagged_after(memory, a, b, kind="fact"):
         ("My sister does not eat meat", "My sister eats meat", True),
         # An attribute of the user, whoever else the other fact names.
         ("I am single", "My wife and I live in Oslo", True),
+        # One person denies having whom the other fact is about: not two people.
+        ("Nate doesn't have a girlfriend", "Nate's girlfriend Anna came to the tournament", True),
+        ("Nate doesn't have a girlfriend", "Nate's brother has a girlfriend", False),
     ],
 )
 def test_a_negation_about_two_people_is_no_conflict(memory, a, b, flagged):

@@ -32,6 +32,7 @@ from ankita.analysis._disagree import (
 from ankita.analysis._gates import could_conflict
 from ankita.analysis._language import reads
 from ankita.analysis._profile import Text, TextProfile, as_profile, per_text, profile_of, raw_text
+from ankita.analysis._propositions import contradicting
 from ankita.analysis._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,
@@ -43,9 +44,11 @@ from ankita.analysis._similarity import (
     match_words,
     score_words,
 )
+from ankita.analysis._standing import quoted_negations
 from ankita.analysis._subjects import (
     named_subjects_differ,
     other_subjects,
+    owner_and_owned,
     subject,
     subject_words,
     subjects_differ,
@@ -58,6 +61,7 @@ from ankita.analysis._text import (
     sentences,
     shown_words,
     statements,
+    stem,
 )
 
 NEW_WORDS_KEPT = 4  # see `compare_texts`
@@ -158,6 +162,30 @@ def _lexical_evidence(lex: LexicalScore) -> bool:
         and len(lex.words_b) >= 3
         and len(lex.matches) >= 2
         and lex.jaccard >= 0.5
+    )
+
+
+def _denied_possession(old: TextProfile, new: TextProfile, found: tuple[Finding, ...]) -> bool:
+    """Whether one fact denies its subject has what the other says the subject has: "Nate
+    doesn't have a girlfriend" / "Nate's girlfriend Anna came to watch" are not about two
+    people, the second's subject is what the first denies (read by the parser)."""
+    if (old.language, new.language) != ("en", "en") or all(f.check != "negation" for f in found):
+        return False
+    # Read in the words first, so that the parser reads only such a pair: one subject is what
+    # the other's owns ("name nate" / "name nate girlfriend"), and what it is is denied.
+    whose, other = subject(old) or "", subject(new) or ""
+    denied = quoted_negations(found)
+    owned = max(whose, other, key=len).split()[-1:]
+    if not owner_and_owned(whose, other) or stem(owned[0]) not in denied:
+        return False
+    pair = contradicting(raw_text(old), raw_text(new), denied)
+    # One subject by its own word on both sides: a pronoun, which the parser lets stand for
+    # anyone, does not say whose ("I don't have a dog" / "My neighbour's dog barks").
+    return (
+        pair is not None
+        and pair[0].predicate == "have"
+        and pair[0].subject not in ("", "there")
+        and pair[0].subject == pair[1].subject
     )
 
 
@@ -408,7 +436,11 @@ def compare_texts(
     # Naming the other's person makes one fact for a merge ("I live with my sister" / "My
     # sister lives with me"), not one subject for a conflict ("My sister lives in Porto" /
     # "I moved to Porto to be near my sister").
-    people_apart = subjects_apart and not names_are_values
+    people_apart = (
+        subjects_apart
+        and not names_are_values
+        and not _denied_possession(old_text, new_text, conflicting)
+    )
     if conflicting and frame_score >= conflict_line and not apart and not people_apart:
         return result(CONFLICT, f"same subject ({frame_score:.2f}) but they disagree ({why})")
     if (

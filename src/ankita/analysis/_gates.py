@@ -7,7 +7,12 @@ from ankita.analysis._disagree import has_opposite_pair
 from ankita.analysis._profile import Text, as_profile
 from ankita.analysis._similarity import SHORT_FACT_WORDS, count_shared
 from ankita.analysis._slots import share_a_slot
-from ankita.analysis._subjects import named_subjects_differ, other_subjects
+from ankita.analysis._subjects import (
+    named_subjects_differ,
+    other_subjects,
+    owner_and_owned,
+    subject,
+)
 
 
 def could_conflict(old: Text, new: Text, score: float, conflict_line: float) -> bool:
@@ -49,5 +54,11 @@ def named_apart(old: Text, new: Text) -> bool:
     """Both facts open with a name, not the same one, and they do not each name the other's:
     with the disagreement check on, `compare_texts` creates such a pair whatever else they
     share (different people before the merge line; people apart on every conflict path, and
-    no clause conflict between different people), so a write need not compare it."""
-    return named_subjects_differ(old, new) and other_subjects(old, new)
+    no clause conflict between different people), so a write need not compare it. Not where
+    one opens with what the other's subject owns ("Nate's girlfriend"): a denial of having one
+    is about Nate."""
+    return (
+        named_subjects_differ(old, new)
+        and other_subjects(old, new)
+        and not owner_and_owned(subject(old) or "", subject(new) or "")
+    )

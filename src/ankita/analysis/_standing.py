@@ -139,9 +139,14 @@ def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
 
 def negated_words(comparison: Comparison) -> frozenset[str]:
     """The words the negation findings quote (stems)."""
+    return quoted_negations(comparison.findings)
+
+
+def quoted_negations(findings: tuple[Finding, ...]) -> frozenset[str]:
+    """The words negation findings quote (stems)."""
     return frozenset(
         w
-        for f in comparison.findings
+        for f in findings
         if f.check == "negation"
         for quoted in _QUOTED.findall(f.detail)
         for w in quoted.split()

@@ -153,6 +153,12 @@ def subject_words(text: Text) -> frozenset[str]:
     )
 
 
+def owner_and_owned(who: str, other: str) -> bool:
+    """Whether one subject is what the other owns ("name nate" / "name nate girlfriend"): a
+    denial of having one is about the owner (`_decision._denied_possession`)."""
+    return bool(who and other) and (who.startswith(other + " ") or other.startswith(who + " "))
+
+
 def names_subject(who: str, text: Text) -> bool:
     """Does `text` name the subject `who` ("my sister", "name anna", "name locker 12")?"""
     if who.startswith("my "):

@@ -50,6 +50,7 @@ from ankita.analysis._slots import (
 from ankita.analysis._subjects import (
     mentions,
     names_subject,
+    owner_and_owned,
     subject,
 )
 from ankita.analysis._text import (
@@ -245,6 +246,7 @@ def named_apart_under(text: str) -> Callable[[str], bool] | None:
         term.startswith(named)
         and term != own
         and not names_subject(term[len(Field.SUBJECT) :], text)
+        and not owner_and_owned(term[len(Field.SUBJECT) :], who)
     )
 
 
