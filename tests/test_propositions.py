@@ -194,6 +194,48 @@ def write(memory, *texts):
     return [memory.remember(t) for t in texts]
 
 
+# A change only wished, planned or tried (the complement of another verb, or under a modal)
+# is kept for review, never asked about; a change stated as happening still conflicts.
+INTENDED_CHANGE = [
+    # observation streams
+    ("Andrew lives in the city.", "Andrew wants to move out of the city."),
+    ("Andrew lives in the city.", "Andrew would like to stop living in the city."),
+    # persona lines
+    ("I drink coffee every morning", "I'm trying to stop drinking coffee"),
+    ("I work at the bank", "I might quit my job at the bank"),
+]
+STATED_CHANGE = [
+    ("Andrew lives in the city.", "Andrew moved out of the city."),
+    ("Gina works at the bakery.", "Gina quit her job at the bakery."),
+    ("I drink coffee every morning", "I stopped drinking coffee"),
+]
+
+
+@pytest.mark.parametrize("a, b", INTENDED_CHANGE)
+def test_a_change_only_intended_is_never_a_sure_conflict(a, b, memory):
+    first, second = write(memory, a, b)
+    assert second.action == "created", second.reason
+    assert second.conflicts_with == () and second.possible_conflicts == (first.fact.id,)
+    assert memory.recall(b).notice is None
+
+
+@pytest.mark.parametrize("a, b", STATED_CHANGE)
+def test_a_change_stated_as_happening_conflicts(a, b, memory):
+    memory.remember(a)
+    assert memory.remember(b).action == "conflict"
+
+
+def test_what_is_thought_is_the_clause_it_takes():
+    # A denied thought denies only the same thought: its clause is its object.
+    assert (
+        contradicting(
+            "Jon thinks Gina's store is amazing.", "Jon doesn't think he could run a store."
+        )
+        is None
+    )
+    assert contradicting("I don't think I can swim", "I think I can swim") is not None
+
+
 # A denial of having, being or going, whose object the other fact only mentions under another
 # predicate of the same subject: no link at all, not even a possible one.
 LIGHT_DENIAL_MENTIONED = [

@@ -53,12 +53,13 @@ _PRONOUNS = frozenset(
     }
 )
 _NOBODY = frozenset({"nobody", "nothing", "none"})
+_MODALS = frozenset({"would", "might", "could", "should", "may", "will", "shall", "'d", "'ll"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a noun names
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 5
+RULES = 6
 PARSES_KEPT = 4096
 
 
@@ -74,6 +75,9 @@ class Proposition:
     # An event told in the simple past ("went", "won"), not a state ("was", "had"): two such
     # events at different times are two occasions, not one claim told two ways.
     past: bool = False
+    # Only wished, planned or tried: the complement of another verb ("wants to move",
+    # "thinking about quitting") or under a modal ("might quit"); not stated as happening.
+    intended: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -151,6 +155,15 @@ def _objects(verb: Any) -> list[Any]:
     return out
 
 
+def _intended(verb: Any) -> bool:
+    """Whether a verb is only wished, planned or tried: the complement of another verb ("wants
+    to move", "thinking about quitting") or under a modal ("might quit")."""
+    if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
+        return True
+    head = verb.head.head if verb.dep_ == "pcomp" else verb.head
+    return verb.dep_ in ("xcomp", "ccomp", "pcomp") and head.pos_ in ("VERB", "AUX", "ADJ")
+
+
 def _is_fan(token: Any) -> bool:
     return token.dep_ == "attr" and token.lemma_ == "fan"
 
@@ -223,18 +236,19 @@ def _keep(text: str, found: frozenset[Proposition]) -> None:
 
 
 def encode(found: frozenset[Proposition]) -> str:
-    """A parse as stored: a JSON list of [subject, predicate, object, negated, kinds, past],
-    sorted."""
+    """A parse as stored: a JSON list of [subject, predicate, object, negated, kinds, past,
+    intended], sorted."""
     rows = sorted(
-        [p.subject, p.predicate, p.obj, p.negated, sorted(p.kinds), p.past] for p in found
+        [p.subject, p.predicate, p.obj, p.negated, sorted(p.kinds), p.past, p.intended]
+        for p in found
     )
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(data: str) -> frozenset[Proposition]:
     return frozenset(
-        Proposition(str(s), str(p), str(o), bool(n), frozenset(map(str, k)), bool(t))
-        for s, p, o, n, k, t in json.loads(data)
+        Proposition(str(s), str(p), str(o), bool(n), frozenset(map(str, k)), bool(t), bool(i))
+        for s, p, o, n, k, t, i in json.loads(data)
     )
 
 
@@ -278,9 +292,12 @@ def _read(doc: Any) -> frozenset[Proposition]:
         subject, negated = _subject(token), _negated(token)
         predicate = _predicate(token, negated)
         past = token.tag_ == "VBD" and token.lemma_ not in ("be", "have")
+        intended = _intended(token)
         if _word(token) in _DISLIKE:  # "hate X" is "like X", negated ("can't stand" already is)
             negated = not negated
-        objects = _objects(token)
+        # What is thought or said is the clause it takes: "doesn't think he could run a store"
+        # denies no "thinks the store is amazing".
+        objects = _objects(token) or [c for c in token.children if c.dep_ == "ccomp"]
         if negated:  # what a negation may reach: every noun under it, as a mis-parse hides some
             own = {t for c in token.children if c.dep_.startswith("nsubj") for t in c.subtree}
             objects += [t for t in token.subtree if t.pos_ in ("NOUN", "PROPN") and t not in own]
@@ -291,9 +308,11 @@ def _read(doc: Any) -> frozenset[Proposition]:
             if _is_fan(obj):  # "a fan of jazz" likes jazz
                 predicate = "like"
                 continue
-            out.add(Proposition(subject, predicate, _word(obj), negated, _kinds(obj), past))
+            out.add(
+                Proposition(subject, predicate, _word(obj), negated, _kinds(obj), past, intended)
+            )
         if not objects or all(o.dep_ == "acomp" or _is_fan(o) for o in objects):
-            out.add(Proposition(subject, predicate, "", negated, past=past))
+            out.add(Proposition(subject, predicate, "", negated, past=past, intended=intended))
     for token in doc:  # a possessive states having: "his pet, Toby" -> (andrew, have, pet)
         owner = next((c for c in token.children if c.dep_ == "poss"), None)
         if owner is None or token.pos_ not in ("NOUN", "PROPN"):
@@ -441,3 +460,10 @@ def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
                 return False
             seen = True
     return seen
+
+
+def only_intended(text: str, word: str) -> bool:
+    """Whether `word` (a stem) is a verb of `text` that is only wished, planned or tried
+    wherever the text says it ("Andrew wants to move out of the city")."""
+    said = [p for p in propositions(text) if p.predicate == word]
+    return bool(said) and all(p.intended for p in said)

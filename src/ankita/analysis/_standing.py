@@ -11,7 +11,14 @@ import re
 from ankita.analysis._comparison import MERGE_ONLY_CHECKS, Comparison, judge_read
 from ankita.analysis._cues import Finding
 from ankita.analysis._language import language
-from ankita.analysis._propositions import contradicting, mention_only, occasions, related
+from ankita.analysis._propositions import (
+    contradicting,
+    mention_only,
+    occasions,
+    only_intended,
+    propositions,
+    related,
+)
 from ankita.analysis._text import stem
 
 # Findings that read one slot of one frame (a value, a number, a date, an order, opposites,
@@ -61,9 +68,10 @@ def signals(
     words = negated_words(comparison)
     judge = judge_read(comparison)
     parsed = parse and english
+    stated = any("used to" not in f.detail for f in changes)
     return (
         float(bool(checks & SLOT_CHECKS)),
-        float(any("used to" not in f.detail for f in changes)),
+        float(stated and not (parsed and only_intended_change(comparison, new_text, old_text))),
         float(any("used to" in f.detail for f in changes)),
         float("negation" in checks),
         float(
@@ -107,7 +115,12 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
     # in most of them, and a change stated in few shared words ("I moved to Lisbon") is the
     # one the user most needs asked about.
     if values[1] and not values[2] and not values[6]:  # not a flag the judge alone raised
-        return SURE
+        # ... unless the change is only wished, planned or tried ("Andrew wants to move out
+        # of the city" / "Andrew lives in the city"): then it is read as no change at all.
+        english = _english(new_text, old_text)
+        if not (english and only_intended_change(comparison, new_text, old_text)):
+            return SURE
+        values = (values[0], 0.0, *values[2:])
     english, negation = not values[9], bool(values[3])
     # The parser is asked only when what it could read moves the pair across a line: each
     # parsed signal at 0 and at 1 bounds the probability (an English pair only; the first
@@ -135,6 +148,27 @@ def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
         and _english(new_text, old_text)
         and mention_only(old_text, new_text, negated_words(comparison))
     )
+
+
+def only_intended_change(comparison: Comparison, new_text: str, old_text: str) -> bool:
+    """Whether every change word the flag rests on (not "used to") is a verb that each text
+    saying it only wishes, plans or tries (`_propositions.only_intended`)."""
+    words = {
+        stem(quoted.split()[0])
+        for f in comparison.findings
+        if f.check == "change_of_state" and "used to" not in f.detail
+        for quoted in _QUOTED.findall(f.detail)
+    }
+    return bool(words) and all(
+        any(only_intended(t, w) for t in (new_text, old_text))
+        and not any(_states(t, w) for t in (new_text, old_text))
+        for w in words
+    )
+
+
+def _states(text: str, word: str) -> bool:
+    """Whether `text` says `word` (a stem) as a verb that happens, not only intended."""
+    return any(p.predicate == word and not p.intended for p in propositions(text))
 
 
 def negated_words(comparison: Comparison) -> frozenset[str]:
