@@ -159,12 +159,17 @@ TWO_OCCASIONS = [
     ("Acme shares fell 3 percent on Monday.", "Acme shares fell 5 percent on Tuesday."),
     # ... and one event told two ways, which the words cannot tell apart
     ("Tycho Brahe died in 1601.", "Tycho Brahe died in 1610."),
+    # opposite events about one thing at two times: a loss and a win
+    ("Nate lost the tournament in March.", "Nate won the tournament in May."),
+    ("John's team lost the game on Friday.", "John's team won the game on Sunday."),
 ]
 ONE_CLAIM = [
     ("My birthday is March 3", "My birthday is April 3"),
     ("Audrey has four dogs", "Audrey has five dogs"),
     ("I wake up at 6am every day", "I wake up at 9am every day"),
     ("Tycho Brahe died in Prague.", "Tycho Brahe died in Berlin."),
+    ("Nate won the tournament.", "Nate lost the tournament."),
+    ("Nate lost the final in March.", "Nate won the final in March."),
 ]
 
 

@@ -419,10 +419,12 @@ def related(first: str, second: str) -> bool:
     return False
 
 
-def occasions(first: str, second: str) -> bool:
+def occasions(first: str, second: str, opposed: bool = False) -> bool:
     """Whether both texts tell one kind of event in the simple past of one subject ("Evan
-    went to Canada in July" / "Evan went to Canada in August"): then different times or
-    counts are two occasions, not one claim told two ways."""
+    went to Canada in July" / "Evan went to Canada in August"), or, where the rules found
+    opposites (`opposed`), two events about one thing ("lost the tournament" / "won the
+    tournament"): then different times or counts are two occasions, not one claim told two
+    ways."""
     for p in propositions(first):
         for q in propositions(second):
             if (
@@ -433,7 +435,7 @@ def occasions(first: str, second: str) -> bool:
                 and p.subject
                 and q.subject
                 and _same_subject(p.subject, q.subject)
-                and p.predicate == q.predicate
+                and (p.predicate == q.predicate or (opposed and p.obj and p.obj == q.obj))
                 and (p.obj == q.obj or p.predicate not in _LIGHT)
             ):
                 return True

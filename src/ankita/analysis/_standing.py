@@ -190,19 +190,24 @@ def quoted_negations(findings: tuple[Finding, ...]) -> frozenset[str]:
 def two_occasions(comparison: Comparison, new_text: str, old_text: str) -> bool:
     """Whether all that a flag disagrees on is when or how many, between two events of one
     kind told in the simple past of one subject."""
-    return _only_times(comparison, new_text, old_text) and occasions(old_text, new_text)
+    opposed = any(f.check == "opposites" for f in comparison.findings)
+    return _only_times(comparison, new_text, old_text) and occasions(old_text, new_text, opposed)
 
 
 def _only_times(comparison: Comparison, new_text: str, old_text: str) -> bool:
     """Whether all that disagrees is when or how many (numbers, days, months, or a value
-    that is one of them), in two English facts."""
+    that is one of them), in two English facts; or that and opposite events ("lost" / "won"
+    the tournament, in March and in May), which `occasions` reads as two."""
     found = _disagreeing(comparison)
     times = [f for f in found if f.check in _TIMES]
     said = {stem(w) for f in times for w in f.words}
     return (
         bool(times)
         and all(
-            f in times or (f.check == "value" and {stem(w) for w in f.words} <= said) for f in found
+            f in times
+            or f.check == "opposites"
+            or (f.check == "value" and {stem(w) for w in f.words} <= said)
+            for f in found
         )
         and _english(new_text, old_text)
     )
