@@ -464,8 +464,8 @@ def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
     return seen
 
 
-def only_intended(text: str, word: str) -> bool:
-    """Whether `word` (a stem) is a verb of `text` that is only wished, planned or tried
-    wherever the text says it ("Andrew wants to move out of the city")."""
-    said = [p for p in propositions(text) if p.predicate == word]
+def only_intended(word: str, *texts: str) -> bool:
+    """Whether `word` (a stem) is a verb of these texts that is only wished, planned or tried
+    wherever one says it ("Andrew wants to move out of the city")."""
+    said = [p for text in texts for p in propositions(text) if p.predicate == word]
     return bool(said) and all(p.intended for p in said)

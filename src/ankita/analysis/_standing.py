@@ -16,7 +16,6 @@ from ankita.analysis._propositions import (
     mention_only,
     occasions,
     only_intended,
-    propositions,
     related,
 )
 from ankita.analysis._text import stem
@@ -117,8 +116,7 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
     if values[1] and not values[2] and not values[6]:  # not a flag the judge alone raised
         # ... unless the change is only wished, planned or tried ("Andrew wants to move out
         # of the city" / "Andrew lives in the city"): then it is read as no change at all.
-        english = _english(new_text, old_text)
-        if not (english and only_intended_change(comparison, new_text, old_text)):
+        if values[9] or not only_intended_change(comparison, new_text, old_text):
             return SURE
         values = (values[0], 0.0, *values[2:])
     english, negation = not values[9], bool(values[3])
@@ -151,24 +149,15 @@ def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
 
 
 def only_intended_change(comparison: Comparison, new_text: str, old_text: str) -> bool:
-    """Whether every change word the flag rests on (not "used to") is a verb that each text
-    saying it only wishes, plans or tries (`_propositions.only_intended`)."""
+    """Whether every change word the flag rests on (not "used to") is a verb that both texts
+    only wish, plan or try, wherever they say it (`_propositions.only_intended`)."""
     words = {
         stem(quoted.split()[0])
         for f in comparison.findings
         if f.check == "change_of_state" and "used to" not in f.detail
         for quoted in _QUOTED.findall(f.detail)
     }
-    return bool(words) and all(
-        any(only_intended(t, w) for t in (new_text, old_text))
-        and not any(_states(t, w) for t in (new_text, old_text))
-        for w in words
-    )
-
-
-def _states(text: str, word: str) -> bool:
-    """Whether `text` says `word` (a stem) as a verb that happens, not only intended."""
-    return any(p.predicate == word and not p.intended for p in propositions(text))
+    return bool(words) and all(only_intended(w, new_text, old_text) for w in words)
 
 
 def negated_words(comparison: Comparison) -> frozenset[str]:
