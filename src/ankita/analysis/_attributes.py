@@ -136,6 +136,9 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
             found.setdefault("age", (age,))
         for key, value in _home_and_employer(clause, "i"):
             found.setdefault(key, value)
+        named = _relation_name(clause)
+        if named:
+            found.setdefault(f"name:{named[0]}", named[1:])
         for i, word in enumerate(clause):
             if word in ("favorite", "favourite") and i + 1 < len(clause):
                 thing = stem(clause[i + 1])
@@ -153,9 +156,6 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
                 and clause[i + 1] == "is"
             ):
                 found.setdefault("name", _value(clause, i + 2)[:1])
-            named = _relation_name(clause, i)
-            if named:
-                found.setdefault(f"name:{named[0]}", named[1:])
             if (
                 word == "birthday"
                 and "my" in clause[:i]
@@ -177,19 +177,19 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
     return {k: v for k, v in found.items() if v}
 
 
-def _relation_name(clause: tuple[str, ...], i: int) -> tuple[str, ...]:
-    """(relation, name) where token i is one of the user's people or animals, named: "my
-    wife's name is Ana", "my dog is called Rex". "My" names the one, as with the user's own
+def _relation_name(clause: tuple[str, ...]) -> tuple[str, ...]:
+    """(relation, name) where a clause opens with one of the user's people or animals, named:
+    "my wife's name is Ana", "my dog is called Rex". "My" names the one, as with the user's own
     name ("My son is called Leo" / "My son is called Max" disagree); not people one mostly
     has several of ("my colleague"), nor one introduced among others ("I have a cat named")."""
-    rest = clause[i + 1 :]
-    if i != 1 or clause[0] != "my" or clause[i] in MANY:
+    if clause[:1] != ("my",) or len(clause) < 2 or clause[1] in MANY:
         return ()
+    rest = clause[2:]
     if rest[:2] == ("name", "is") or (
         rest[:1] == ("is",) and rest[1:2] in (("called",), ("named",))
     ):
-        value = _value(clause, i + 3)[:1]
-        return (stem(clause[i]), *value) if value else ()
+        value = _value(clause, 4)[:1]
+        return (stem(clause[1]), *value) if value else ()
     return ()
 
 

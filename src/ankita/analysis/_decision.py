@@ -174,9 +174,10 @@ def _denied_possession(old: TextProfile, new: TextProfile, found: tuple[Finding,
     # Read in the words first, so that the parser reads only such a pair: one subject is what
     # the other's owns ("name nate" / "name nate girlfriend"), and what it is is denied.
     whose, other = subject(old) or "", subject(new) or ""
+    if not owner_and_owned(whose, other):
+        return False
     denied = quoted_negations(found)
-    owned = max(whose, other, key=len).split()[-1:]
-    if not owner_and_owned(whose, other) or stem(owned[0]) not in denied:
+    if stem(max(whose, other, key=len).split()[-1]) not in denied:
         return False
     pair = contradicting(raw_text(old), raw_text(new), denied)
     # One subject by its own word on both sides: a pronoun, which the parser lets stand for

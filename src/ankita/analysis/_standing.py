@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from ankita.analysis._comparison import MERGE_ONLY_CHECKS, Comparison, judge_read
 from ankita.analysis._cues import Finding
@@ -64,7 +65,7 @@ def signals(
     checks = {f.check for f in comparison.findings}
     english = _english(new_text, old_text)
     changes = [f for f in comparison.findings if f.check == "change_of_state"]
-    words = negated_words(comparison)
+    words = quoted_negations(comparison.findings)
     judge = judge_read(comparison)
     parsed = parse and english
     stated = any("used to" not in f.detail for f in changes)
@@ -144,36 +145,26 @@ def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
         bool(found)
         and all(f.check == "negation" for f in found)
         and _english(new_text, old_text)
-        and mention_only(old_text, new_text, negated_words(comparison))
+        and mention_only(old_text, new_text, quoted_negations(comparison.findings))
     )
 
 
 def only_intended_change(comparison: Comparison, new_text: str, old_text: str) -> bool:
     """Whether every change word the flag rests on (not "used to") is a verb that both texts
     only wish, plan or try, wherever they say it (`_propositions.only_intended`)."""
-    words = {
-        stem(quoted.split()[0])
-        for f in comparison.findings
-        if f.check == "change_of_state" and "used to" not in f.detail
-        for quoted in _QUOTED.findall(f.detail)
-    }
+    changes = [f for f in comparison.findings if "used to" not in f.detail]
+    words = {stem(quoted.split()[0]) for quoted in _quoted(changes, "change_of_state")}
     return bool(words) and all(only_intended(w, new_text, old_text) for w in words)
-
-
-def negated_words(comparison: Comparison) -> frozenset[str]:
-    """The words the negation findings quote (stems)."""
-    return quoted_negations(comparison.findings)
 
 
 def quoted_negations(findings: tuple[Finding, ...]) -> frozenset[str]:
     """The words negation findings quote (stems)."""
-    return frozenset(
-        w
-        for f in findings
-        if f.check == "negation"
-        for quoted in _QUOTED.findall(f.detail)
-        for w in quoted.split()
-    )
+    return frozenset(w for quoted in _quoted(findings, "negation") for w in quoted.split())
+
+
+def _quoted(findings: Sequence[Finding], check: str) -> list[str]:
+    """What the findings of one check quote in their detail ("negates 'pet'": pet)."""
+    return [q for f in findings if f.check == check for q in _QUOTED.findall(f.detail)]
 
 
 def two_occasions(comparison: Comparison, new_text: str, old_text: str) -> bool:
