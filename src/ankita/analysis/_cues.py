@@ -3,6 +3,8 @@ people, dates) and what one text says with them: its negated words, numbers and 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -29,6 +31,19 @@ class Finding:
 
     def __str__(self) -> str:
         return f"{self.check}: {self.detail}"
+
+
+_QUOTED = re.compile(r"'([^']+)'")
+
+
+def quoted_by(findings: Sequence[Finding], check: str) -> list[str]:
+    """What the findings of one check quote in their detail ("negates 'pet'": pet)."""
+    return [q for f in findings if f.check == check for q in _QUOTED.findall(f.detail)]
+
+
+def quoted_negations(findings: Sequence[Finding]) -> frozenset[str]:
+    """The words negation findings quote (stems)."""
+    return frozenset(w for quoted in quoted_by(findings, "negation") for w in quoted.split())
 
 
 # A fact of more content words than this states more than one thing: cosine no longer says

@@ -22,6 +22,7 @@ from ankita.analysis._comparison import (
 from ankita.analysis._cues import (
     CLAIM_WORDS,
     Finding,
+    quoted_negations,
 )
 from ankita.analysis._disagree import (
     disagreements,
@@ -44,7 +45,6 @@ from ankita.analysis._similarity import (
     match_words,
     score_words,
 )
-from ankita.analysis._standing import quoted_negations
 from ankita.analysis._subjects import (
     named_subjects_differ,
     other_subjects,

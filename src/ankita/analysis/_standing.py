@@ -6,11 +6,9 @@ a line."""
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Sequence
 
 from ankita.analysis._comparison import MERGE_ONLY_CHECKS, Comparison, judge_read
-from ankita.analysis._cues import Finding
+from ankita.analysis._cues import Finding, quoted_by, quoted_negations
 from ankita.analysis._language import language
 from ankita.analysis._propositions import (
     contradicting,
@@ -28,7 +26,6 @@ SLOT_CHECKS = frozenset(
 )
 # Findings that say only *when* or *how many*: numbers, days and months.
 _TIMES = frozenset({"numbers", "days", "months"})
-_QUOTED = re.compile(r"'([^']+)'")
 
 SURE, POSSIBLE, UNRELATED = "sure", "possible", "unrelated"
 
@@ -153,18 +150,8 @@ def only_intended_change(comparison: Comparison, new_text: str, old_text: str) -
     """Whether every change word the flag rests on (not "used to") is a verb that both texts
     only wish, plan or try, wherever they say it (`_propositions.only_intended`)."""
     changes = [f for f in comparison.findings if "used to" not in f.detail]
-    words = {stem(quoted.split()[0]) for quoted in _quoted(changes, "change_of_state")}
+    words = {stem(quoted.split()[0]) for quoted in quoted_by(changes, "change_of_state")}
     return bool(words) and all(only_intended(w, new_text, old_text) for w in words)
-
-
-def quoted_negations(findings: tuple[Finding, ...]) -> frozenset[str]:
-    """The words negation findings quote (stems)."""
-    return frozenset(w for quoted in _quoted(findings, "negation") for w in quoted.split())
-
-
-def _quoted(findings: Sequence[Finding], check: str) -> list[str]:
-    """What the findings of one check quote in their detail ("negates 'pet'": pet)."""
-    return [q for f in findings if f.check == check for q in _QUOTED.findall(f.detail)]
 
 
 def two_occasions(comparison: Comparison, new_text: str, old_text: str) -> bool:
