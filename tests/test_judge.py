@@ -220,3 +220,45 @@ def test_the_judge_never_reads_a_superseded_fact(db_path, mode):
         # The superseded fact is the closest; the judge reads the closest *active* one.
         result = m.remember(ESPRESSO)
     assert result.action == "created", result.reason
+
+
+# Near-identical by cosine (0.86, over the merge line), one state told against another: a
+# merge would fold the newer state into history, unseen by recall.
+FINISHED, STILL = "I finished the website project", "I'm still working on the website project"
+
+
+def test_a_merge_the_judge_reads_as_a_contradiction_is_not_made(db_path):
+    with Memory(db_path, embedder="local", judge="nli") as m:
+        first = m.remember(FINISHED)
+        result = m.remember(STILL)
+        assert len(m.list()) == 2 and m.conflict_count(possible=True) == 1
+        compared = m.compare(FINISHED, STILL)
+    assert result.merged_into is None and result.possible_conflicts == (first.fact.id,)
+    assert "near-identical" in result.reason and "contradiction judge" in result.reason
+    assert compared.action == "conflict" and compared.gates[-1][1]
+
+
+def test_without_the_judge_that_pair_merges(db_path):
+    with Memory(db_path, embedder="local", judge="off") as m:
+        m.remember(FINISHED)
+        assert m.remember(STILL).action == "merged"
+
+
+def test_a_merge_the_judge_reads_as_compatible_is_made(db_path):
+    with Memory(db_path, embedder="local", judge="nli") as m:
+        first = m.remember("Maria has been volunteering at a homeless shelter, finding it fun")
+        result = m.remember("Maria finds volunteering at the homeless shelter really fulfilling")
+        compared = m.compare(first.fact.text, result.fact.text)
+    assert result.merged_into == first.fact.id
+    label, passed = compared.gates[-1]
+    assert label.startswith("contradiction judge") and not passed
+
+
+def test_a_failing_judge_never_blocks_a_merge(db_path, judge):
+    broken = ContradictionJudge()
+    broken._loaded = (judge._load()[0], FailingRuntime())
+    with Memory(db_path, embedder="local", judge=broken) as m:
+        first = m.remember(FINISHED)
+        result = m.remember(STILL)
+    assert result.merged_into == first.fact.id
+    assert "the contradiction judge failed (out of memory)" in result.reason

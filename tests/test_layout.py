@@ -77,6 +77,7 @@ def part_of(module: str) -> str:
         "_missing": "engine",
         "_parses": "engine",
         "_novelty": "engine",
+        "_merge_check": "engine",
         "tools": "tools",
         "_console": "console",
         "__main__": "main",

@@ -35,7 +35,11 @@ def compare_pair(writer: Writer, a: str, b: str, kind: str) -> Comparison:
         if va is not None and vb is not None:
             cos = max(cosine(p, va) for p in (vb, *parts))
     comparison = compare_texts(b, kind, a, kind, settings, cos, model, True, writer.novelty)
-    if writer.judge is None or not judge_asks(comparison, settings):
+    # As the write does: the judge reads a pair the rules left apart, and a merge before it
+    # is made (`_merge_check`), only where there are vectors.
+    if writer.judge is None or cos is None:
+        return comparison
+    if not judge_asks(comparison, settings) and comparison.action != MERGE:
         return comparison
     return judged(comparison, writer.judge.contradiction([(a, b)])[0], settings)
 

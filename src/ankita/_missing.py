@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ankita._errors import EmbedderError
+from ankita.analysis._similarity import cosine
 from ankita.embed._base import Embedder
 from ankita.store._sql import SQLStore
 
@@ -73,3 +74,25 @@ def embed_missing(
         "failed": failed,
         "errors": errors[:5],
     }
+
+
+def array_of(vector: Sequence[float]) -> Any:
+    """A fresh vector as a float64 array, exactly as given."""
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float64)
+
+
+def stored_array(blob: bytes) -> Any:
+    """A stored vector as a float32 array, without a Python float per component."""
+    import numpy as np
+
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def cosine_with(probes: Sequence[Any], blob: bytes) -> float:
+    """A stored fact's cosine with a write: the text as a whole, or one of its sentences, the
+    closer one counting. Both the decision and the judge's ranking read it here, so the two
+    candidate searches see one number for a pair."""
+    stored = stored_array(blob)
+    return max(cosine(p, stored) for p in probes)

@@ -12,7 +12,8 @@ from typing import Any, NamedTuple
 
 from ankita._config import Settings
 from ankita._errors import EmbedderError, JudgeError
-from ankita._missing import dimension_error, pack_vector
+from ankita._merge_check import best_first, unless_contradicted
+from ankita._missing import array_of, cosine_with, dimension_error, pack_vector
 from ankita._models import Action, Fact, Status, WriteResult
 from ankita._multilingual import MultilingualSpace
 from ankita._novelty import WordNovelty
@@ -29,7 +30,7 @@ from ankita.analysis._comparison import (
 from ankita.analysis._decision import compare_texts
 from ankita.analysis._gates import named_apart
 from ankita.analysis._profile import Text, profile_of
-from ankita.analysis._similarity import cosine, match_words
+from ankita.analysis._similarity import match_words
 from ankita.analysis._standing import POSSIBLE, SURE, UNRELATED, standing
 from ankita.analysis._text import content_words, sentences
 from ankita.embed._embedders import Embedder
@@ -67,28 +68,6 @@ class Step(NamedTuple):
 
 def now_iso(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(timezone.utc).isoformat(timespec="microseconds")
-
-
-def _array(vector: Sequence[float]) -> Any:
-    """A fresh vector as a float64 array, exactly as given."""
-    import numpy as np
-
-    return np.asarray(vector, dtype=np.float64)
-
-
-def _stored(blob: bytes) -> Any:
-    """A stored vector as a float32 array, without a Python float per component."""
-    import numpy as np
-
-    return np.frombuffer(blob, dtype="<f4")
-
-
-def _cosine_with(probes: Sequence[Any], blob: bytes) -> float:
-    """A stored fact's cosine with a write: the text as a whole, or one of its sentences, the
-    closer one counting. Both the decision and the judge's ranking read it here, so the two
-    candidate searches see one number for a pair."""
-    stored = _stored(blob)
-    return max(cosine(p, stored) for p in probes)
 
 
 class Writer:
@@ -171,7 +150,7 @@ class Writer:
                 if space is not None and other is not None
                 else {}
             )
-            arrays = [_array(p) for p in probes]  # converted once, not per candidate
+            arrays = [array_of(p) for p in probes]  # converted once, not per candidate
             detect = self.settings.detect_disagreement
             for fact in stored:
                 old = profile_of(fact.text)
@@ -180,7 +159,7 @@ class Writer:
                 if detect and named_apart(old, profile):
                     continue
                 blob = vectors.get(fact.id)
-                cos = _cosine_with(arrays, blob) if arrays and blob else None
+                cos = cosine_with(arrays, blob) if arrays and blob else None
                 pair_model = model
                 if fact.id in across and (profile.language, old.language) != ("en", "en"):
                     # A pair the English model cannot read: the multilingual cosine decides.
@@ -192,9 +171,14 @@ class Writer:
                     )
                 )
             merges = [(c, f) for c, f in scored if c.action == MERGE]
-            if merges:
-                # Of equal scores, the fact stored first: ids are random, creation is not.
-                best = min(merges, key=lambda cf: (-cf[0].score, cf[1].created_at, cf[1].id))
+            best = best_first(merges)[0] if merges else None
+            if merges and self.judge is not None and arrays and model:
+                best, refused, judge_error = unless_contradicted(
+                    self.judge, self.settings, text, merges
+                )
+                gone = {f.id for _, f in refused}
+                scored = [cf for cf in scored if cf[1].id not in gone] + refused
+            if best is not None:
                 result = self._merge(step, new, *best)
             else:
                 # Superseded facts are history: a new fact is not flagged against them.
@@ -202,8 +186,8 @@ class Writer:
                     (c, f) for c, f in scored if c.action == CONFLICT and f.status == "active"
                 ]
                 if self.judge is not None and arrays and model:
-                    found, judge_error = self._judged(store, text, kind, probes, arrays, model)
-                    flagged += found
+                    found, error = self._judged(store, text, kind, probes, arrays, model)
+                    flagged, judge_error = flagged + found, judge_error or error
                 # The closest few only: a question about dozens of facts is no question, and
                 # a templated import would otherwise link every line to every other.
                 # Ties go to the newest fact (what the user said last), then the id.
@@ -255,7 +239,7 @@ class Writer:
         blobs = store.vectors_of([f.id for f in related], model)
         # The exact cosine ranks them, ties by id: the same few in both candidate searches.
         near = sorted(
-            ((_cosine_with(arrays, blobs[f.id]), f) for f in related if f.id in blobs),
+            ((cosine_with(arrays, blobs[f.id]), f) for f in related if f.id in blobs),
             key=lambda cf: (-cf[0], cf[1].id),
         )
         asked = []

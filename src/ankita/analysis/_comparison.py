@@ -155,7 +155,8 @@ def cleared(probability: float, settings: Settings) -> str:
 
 
 def judged(comparison: Comparison, probability: float, settings: Settings) -> Comparison:
-    """The comparison once the judge has read it: a conflict if it reads a contradiction."""
+    """The comparison once the judge has read it (a pair the rules left apart, or a merge
+    about to be made): a conflict if it reads a contradiction."""
     line = settings.judge_line
     gate = (
         f"contradiction judge: {probability:.3f} >= {line:.2f} (both orders)",
@@ -168,12 +169,23 @@ def judged(comparison: Comparison, probability: float, settings: Settings) -> Co
     )
     if probability < line:
         return replace(comparison, gates=gates)
+    said = (
+        "the contradiction judge reads them as contradicting "
+        f"({probability:.3f} >= {line:.2f} both ways)"
+    )
+    if comparison.action == MERGE:
+        # Near-identical words or meaning, one state told against another ("I finished the
+        # website project" / "I'm still working on the website project"): no duplicate.
+        return replace(
+            comparison,
+            action=CONFLICT,
+            gates=gates,
+            reason=f"near-identical (score {comparison.score:.2f}) but {said}",
+        )
     assert comparison.cosine is not None  # judge_asks holds
     return replace(
         comparison,
         action=CONFLICT,
         gates=gates,
-        reason=f"close in meaning (cosine {comparison.cosine:.2f}) and the "
-        f"contradiction judge reads them as contradicting "
-        f"({probability:.3f} >= {line:.2f} both ways)",
+        reason=f"close in meaning (cosine {comparison.cosine:.2f}) and {said}",
     )

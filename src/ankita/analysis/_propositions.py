@@ -419,6 +419,19 @@ def related(first: str, second: str) -> bool:
     return False
 
 
+def one_predicate(first: str, second: str) -> bool:
+    """Whether the two texts say one predicate of one subject, one that says more than
+    have/do/go, or "be" of a complement ("I'm a backend engineer" / "I'm now a product
+    manager"; not "Deborah doesn't go to the gym anymore" / "Deborah teaches yoga")."""
+    return any(
+        p.predicate == q.predicate
+        and (p.predicate == "be" or p.predicate not in _LIGHT)
+        and _same_subject(p.subject, q.subject)
+        for p in propositions(first)
+        for q in propositions(second)
+    )
+
+
 def occasions(first: str, second: str, opposed: bool = False) -> bool:
     """Whether both texts tell one kind of event in the simple past of one subject ("Evan
     went to Canada in July" / "Evan went to Canada in August"), or, where the rules found
