@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from ankita import Memory
+from ankita.analysis._claims import contradicting
 from ankita.analysis._propositions import (
-    contradicting,
     decode,
     forget_known,
     parser_id,
@@ -230,6 +230,50 @@ def test_a_change_only_intended_is_never_a_sure_conflict(a, b, memory):
 def test_a_change_stated_as_happening_conflicts(a, b, memory):
     memory.remember(a)
     assert memory.remember(b).action == "conflict"
+
+
+# Two doings of one subject with one thing, told with two verbs, are two things done; one
+# slot (a copula's complement, one verb's object, liking against hating) holds one value.
+TWO_DOINGS = [
+    # observation streams
+    ("Melanie taught a yoga class on Sunday", "Melanie attended a yoga class on Sunday"),
+    ("Jon sold his old bike", "Jon fixed his old bike"),
+    # image captions
+    ("A girl is riding a horse.", "The girl trotted the horse."),
+]
+ONE_SLOT = [
+    (
+        "In Republic of the Congo, an official language is French.",
+        "In Republic of the Congo, an official language is Finnish.",
+    ),
+    ("I use Fedora on my desktop", "I use Arch on my desktop"),
+    ("Anna loves jazz", "Anna hates jazz"),
+    ("Nate won the tournament.", "Nate lost the tournament."),
+]
+
+
+@pytest.mark.parametrize("a, b", TWO_DOINGS)
+def test_two_doings_with_one_thing_are_never_a_sure_conflict(a, b, memory):
+    assert_kept_for_review(memory, a, b)
+
+
+@pytest.mark.parametrize("a, b", ONE_SLOT)
+def test_one_slot_with_two_values_conflicts(a, b, memory):
+    memory.remember(a)
+    assert memory.remember(b).action == "conflict"
+
+
+def test_a_change_only_the_cosine_ties_is_not_sure_alone(tmp_path):
+    """A stated change between two short facts whose slot only the cosine names: kept for
+    review, unless the parser reads one predicate of one subject in both."""
+    with Memory(tmp_path / "m.db", embedder="local", judge="off") as m:
+        assert_kept_for_review(
+            m,
+            "Deborah doesn't go to the gym anymore",
+            "Deborah teaches yoga at the community center",
+        )
+        m.remember("I'm a backend engineer")
+        assert m.remember("I'm now a product manager").action == "conflict"
 
 
 def test_what_is_thought_is_the_clause_it_takes():

@@ -8,6 +8,7 @@ from ankita._config import Settings
 from ankita.analysis._change import (
     only_ends,
 )
+from ankita.analysis._claims import contradicting
 from ankita.analysis._comparison import (
     CONFLICT,
     CREATE,
@@ -33,7 +34,6 @@ from ankita.analysis._disagree import (
 from ankita.analysis._gates import could_conflict
 from ankita.analysis._language import reads
 from ankita.analysis._profile import Text, TextProfile, as_profile, per_text, profile_of, raw_text
-from ankita.analysis._propositions import contradicting
 from ankita.analysis._similarity import (
     SHORT_FACT_WORDS,
     LexicalScore,

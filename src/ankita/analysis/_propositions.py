@@ -1,5 +1,6 @@
 """What an English clause asserts, read by a dependency parser: (subject, predicate, object,
-negated, kinds, past), and what two texts' propositions say of each other.
+negated, kinds, past, intended, state); what two texts' propositions say of each other is
+read in `_claims`.
 
 A negation conflicts only when the negated proposition is the one the other fact asserts of
 the same subject: "Andrew does not have any pets" against "Andrew shared a photo of his pet"
@@ -16,42 +17,18 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from ankita.analysis._similarity import initials_of, match_words
-from ankita.analysis._text import stem, tokens
+from ankita.analysis._text import stem
 
 # Verbs that state having something, and so agree with a possessive ("his pet").
 _HAVE = frozenset({"have", "own", "get", "adopt", "possess", "keep", "buy"})
 # One predicate of liking, and the verbs that say its negation ("can't stand" is read there).
 _LIKE = frozenset(stem(w) for w in ("like", "love", "enjoy", "adore", "prefer"))
 _DISLIKE = frozenset(stem(w) for w in ("hate", "dislike", "detest", "loathe"))
-# Predicates too general to carry a negation alone: the object must match.
-_LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
-# Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
-_PRONOUNS = frozenset(
-    {
-        "i",
-        "he",
-        "she",
-        "they",
-        "we",
-        "you",
-        "it",
-        "there",
-        "one",
-        "someone",
-        "somebody",
-        "anyone",
-        "anybody",
-        "nobody",
-        "person",
-        "people",
-    }
-)
 _NOBODY = frozenset({"nobody", "nothing", "none"})
 _MODALS = frozenset({"would", "might", "could", "should", "may", "will", "shall", "'d", "'ll"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
@@ -59,7 +36,7 @@ _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a nou
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 6
+RULES = 7
 PARSES_KEPT = 4096
 
 
@@ -78,6 +55,9 @@ class Proposition:
     # Only wished, planned or tried: the complement of another verb ("wants to move",
     # "thinking about quitting") or under a modal ("might quit"); not stated as happening.
     intended: bool = False
+    # The predicate is what *be* says of the subject ("is allergic", "I'm not vegan"), not
+    # a verb: two such are two values of one slot, not two things done.
+    state: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -237,9 +217,9 @@ def _keep(text: str, found: frozenset[Proposition]) -> None:
 
 def encode(found: frozenset[Proposition]) -> str:
     """A parse as stored: a JSON list of [subject, predicate, object, negated, kinds, past,
-    intended], sorted."""
+    intended, state], sorted."""
     rows = sorted(
-        [p.subject, p.predicate, p.obj, p.negated, sorted(p.kinds), p.past, p.intended]
+        [p.subject, p.predicate, p.obj, p.negated, sorted(p.kinds), p.past, p.intended, p.state]
         for p in found
     )
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
@@ -247,8 +227,10 @@ def encode(found: frozenset[Proposition]) -> str:
 
 def decode(data: str) -> frozenset[Proposition]:
     return frozenset(
-        Proposition(str(s), str(p), str(o), bool(n), frozenset(map(str, k)), bool(t), bool(i))
-        for s, p, o, n, k, t, i in json.loads(data)
+        Proposition(
+            str(s), str(p), str(o), bool(n), frozenset(map(str, k)), bool(t), bool(i), bool(v)
+        )
+        for s, p, o, n, k, t, i, v in json.loads(data)
     )
 
 
@@ -282,6 +264,7 @@ def _read(doc: Any) -> frozenset[Proposition]:
                     "be" if noun else _word(token),
                     _word(token) if noun else "",
                     negated,
+                    state=not noun,
                 )
             )
             continue
@@ -301,18 +284,25 @@ def _read(doc: Any) -> frozenset[Proposition]:
         if negated:  # what a negation may reach: every noun under it, as a mis-parse hides some
             own = {t for c in token.children if c.dep_.startswith("nsubj") for t in c.subtree}
             objects += [t for t in token.subtree if t.pos_ in ("NOUN", "PROPN") and t not in own]
+        state = False
         for obj in objects:
             if obj.dep_ == "acomp":  # "is allergic" -> predicate allergic, objects under it
-                predicate = _word(obj)
+                predicate, state = _word(obj), True
                 continue
             if _is_fan(obj):  # "a fan of jazz" likes jazz
                 predicate = "like"
                 continue
             out.add(
-                Proposition(subject, predicate, _word(obj), negated, _kinds(obj), past, intended)
+                Proposition(
+                    subject, predicate, _word(obj), negated, _kinds(obj), past, intended, state
+                )
             )
         if not objects or all(o.dep_ == "acomp" or _is_fan(o) for o in objects):
-            out.add(Proposition(subject, predicate, "", negated, past=past, intended=intended))
+            out.add(
+                Proposition(
+                    subject, predicate, "", negated, past=past, intended=intended, state=state
+                )
+            )
     for token in doc:  # a possessive states having: "his pet, Toby" -> (andrew, have, pet)
         owner = next((c for c in token.children if c.dep_ == "poss"), None)
         if owner is None or token.pos_ not in ("NOUN", "PROPN"):
@@ -328,157 +318,9 @@ def _kinds(noun: Any) -> frozenset[str]:
     return frozenset(_word(c) for c in noun.children if c.dep_ in _MODIFIERS)
 
 
-def _of_kind(denied: frozenset[str], asserted: frozenset[str]) -> bool:
-    """Whether what is asserted is of the kind denied: each modifier of the denied object is
-    one of the asserted's, or its prefix ("thrift" / "thrifty")."""
-    return len(match_words(denied, asserted)) == len(denied)
-
-
 def _copular(token: Any) -> bool:
     """A noun or adjective the small model made the head of its own copula ("'m" and "not"
     under "vegan"): the clause is read as "I am vegan" is, "be" with its complement."""
     return token.pos_ in ("NOUN", "PROPN", "ADJ") and any(
         c.dep_ == "aux" and c.lemma_ == "be" for c in token.children
     )
-
-
-def _one_thing(a: str, b: str, first: str, second: str) -> bool:
-    """Two objects the parser read apart that may name one thing: one is missing ("not
-    successful" / "successful in the end"), or one is an acronym of capitalised words in the
-    other text ("the UK" / "the United Kingdom"), not "pork" / "chicken"."""
-    if not a or not b:
-        return True
-    return any(
-        initials_of(short, t) for short, t in ((a, first), (a, second), (b, first), (b, second))
-    )
-
-
-def _same_subject(a: str, b: str) -> bool:
-    return not a or not b or a in _PRONOUNS or b in _PRONOUNS or stem(a) == stem(b)
-
-
-def contradicting(
-    first: str, second: str, negated: frozenset[str] = frozenset()
-) -> tuple[Proposition, Proposition] | None:
-    """A proposition one text negates and the other asserts of the same subject, if any: the
-    same predicate and object; or, where the negated words (`negated`, stems) are the
-    predicate itself and it says more than be/have/do, the same predicate with objects that
-    may be one thing ("I am not flying to the UK" / "I am flying to the United Kingdom"), not
-    two ("I don't eat pork" / "I eat chicken"), each in a clause with a subject of its own: a
-    gerund said of nobody ("thinks driving in the city is stressful") asserts no driving."""
-    pa, pb = propositions(first), propositions(second)
-    for neg, pos in ((pa, pb), (pb, pa)):
-        for n in (p for p in neg if p.negated):
-            of_action = n.predicate in negated and n.predicate not in _LIGHT
-            for p in pos:
-                if (
-                    not p.negated
-                    and (
-                        (p.obj == n.obj and _of_kind(n.kinds, p.kinds))
-                        or (
-                            of_action
-                            and n.subject
-                            and p.subject
-                            and _one_thing(n.obj, p.obj, first, second)
-                        )
-                    )
-                    and p.predicate == n.predicate
-                    and _same_subject(n.subject, p.subject)
-                ):
-                    return n, p
-    # Two texts of the same words, one negated: the small model may read the other as a phrase
-    # with no verb ("Pat lives in Porto": "lives" a plural noun), but its words say it asserts
-    # what the negated one denies.
-    if _words_but_denial(first) == _words_but_denial(second):
-        for neg, other in ((pa, pb), (pb, pa)):
-            if not any(p.negated for p in other):
-                for n in sorted((p for p in neg if p.negated), key=lambda p: (p.predicate, p.obj)):
-                    return n, replace(n, negated=False)
-    return None
-
-
-# The words a denial adds to a sentence, and the articles it may swap ("a car" / "no car").
-_DENIAL = frozenset({"not", "no", "never", "do", "does", "did", "a", "an", "the", "any"})
-
-
-def _words_but_denial(text: str) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens(text) if t not in _DENIAL)
-
-
-def related(first: str, second: str) -> bool:
-    """Whether the two texts say something of one subject about one thing: the same object,
-    or the same predicate (one saying more than be/have/do), whatever the polarity."""
-    for p in propositions(first):
-        for q in propositions(second):
-            if not _same_subject(p.subject, q.subject):
-                continue
-            if (p.obj and p.obj == q.obj) or (
-                p.predicate == q.predicate and p.predicate not in _LIGHT
-            ):
-                return True
-    return False
-
-
-def one_predicate(first: str, second: str) -> bool:
-    """Whether the two texts say one predicate of one subject, one that says more than
-    have/do/go, or "be" of a complement ("I'm a backend engineer" / "I'm now a product
-    manager"; not "Deborah doesn't go to the gym anymore" / "Deborah teaches yoga")."""
-    return any(
-        p.predicate == q.predicate
-        and (p.predicate == "be" or p.predicate not in _LIGHT)
-        and _same_subject(p.subject, q.subject)
-        for p in propositions(first)
-        for q in propositions(second)
-    )
-
-
-def occasions(first: str, second: str, opposed: bool = False) -> bool:
-    """Whether both texts tell one kind of event in the simple past of one subject ("Evan
-    went to Canada in July" / "Evan went to Canada in August"), or, where the rules found
-    opposites (`opposed`), two events about one thing ("lost the tournament" / "won the
-    tournament"): then different times or counts are two occasions, not one claim told two
-    ways."""
-    for p in propositions(first):
-        for q in propositions(second):
-            if (
-                p.past
-                and q.past
-                and not p.negated
-                and not q.negated
-                and p.subject
-                and q.subject
-                and _same_subject(p.subject, q.subject)
-                and (p.predicate == q.predicate or (opposed and p.obj and p.obj == q.obj))
-                and (p.obj == q.obj or p.predicate not in _LIGHT)
-            ):
-                return True
-    return False
-
-
-def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
-    """Whether every denial the rules found (`negated`, stems, as objects) denies having,
-    being or going of a subject of its own, and the other text says no such thing of that
-    subject, only mentions the object: "Andrew does not have any pets" / "Andrew believes
-    that pets bring joy", "Calvin has never been to Boston" / "Calvin loves Boston's
-    architecture". An existential "there is no X" is not one: it is denied by any X doing
-    anything."""
-    pa, pb = propositions(first), propositions(second)
-    seen = False
-    for neg, other in ((pa, pb), (pb, pa)):
-        for n in (p for p in neg if p.negated and (p.obj in negated or p.predicate in negated)):
-            if n.predicate not in _LIGHT or not n.obj or n.subject in ("", "there"):
-                return False
-            if any(
-                q.predicate == n.predicate and not q.negated and _same_subject(n.subject, q.subject)
-                for q in other
-            ):
-                return False
-            seen = True
-    return seen
-
-
-def only_intended(word: str, *texts: str) -> bool:
-    """Whether `word` (a stem) is a verb of these texts that is only wished, planned or tried
-    wherever one says it ("Andrew wants to move out of the city")."""
-    said = [p for text in texts for p in propositions(text) if p.predicate == word]
-    return bool(said) and all(p.intended for p in said)

@@ -1,0 +1,207 @@
+"""What two texts' propositions (`_propositions`) say of each other: whether one denies what the
+other asserts of the same subject, whether they are about one thing at all, and the readings
+the standing of a flag rests on (`_standing`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ankita.analysis._propositions import Proposition, propositions
+from ankita.analysis._similarity import initials_of, match_words
+from ankita.analysis._text import stem, tokens
+
+# Predicates too general to carry a negation alone: the object must match.
+_LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
+# Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
+_PRONOUNS = frozenset(
+    {
+        "i",
+        "he",
+        "she",
+        "they",
+        "we",
+        "you",
+        "it",
+        "there",
+        "one",
+        "someone",
+        "somebody",
+        "anyone",
+        "anybody",
+        "nobody",
+        "person",
+        "people",
+    }
+)
+
+
+def _of_kind(denied: frozenset[str], asserted: frozenset[str]) -> bool:
+    """Whether what is asserted is of the kind denied: each modifier of the denied object is
+    one of the asserted's, or its prefix ("thrift" / "thrifty")."""
+    return len(match_words(denied, asserted)) == len(denied)
+
+
+def _one_thing(a: str, b: str, first: str, second: str) -> bool:
+    """Two objects the parser read apart that may name one thing: one is missing ("not
+    successful" / "successful in the end"), or one is an acronym of capitalised words in the
+    other text ("the UK" / "the United Kingdom"), not "pork" / "chicken"."""
+    if not a or not b:
+        return True
+    return any(
+        initials_of(short, t) for short, t in ((a, first), (a, second), (b, first), (b, second))
+    )
+
+
+def _same_subject(a: str, b: str) -> bool:
+    return not a or not b or a in _PRONOUNS or b in _PRONOUNS or stem(a) == stem(b)
+
+
+def contradicting(
+    first: str, second: str, negated: frozenset[str] = frozenset()
+) -> tuple[Proposition, Proposition] | None:
+    """A proposition one text negates and the other asserts of the same subject, if any: the
+    same predicate and object; or, where the negated words (`negated`, stems) are the
+    predicate itself and it says more than be/have/do, the same predicate with objects that
+    may be one thing ("I am not flying to the UK" / "I am flying to the United Kingdom"), not
+    two ("I don't eat pork" / "I eat chicken"), each in a clause with a subject of its own: a
+    gerund said of nobody ("thinks driving in the city is stressful") asserts no driving."""
+    pa, pb = propositions(first), propositions(second)
+    for neg, pos in ((pa, pb), (pb, pa)):
+        for n in (p for p in neg if p.negated):
+            of_action = n.predicate in negated and n.predicate not in _LIGHT
+            for p in pos:
+                if (
+                    not p.negated
+                    and (
+                        (p.obj == n.obj and _of_kind(n.kinds, p.kinds))
+                        or (
+                            of_action
+                            and n.subject
+                            and p.subject
+                            and _one_thing(n.obj, p.obj, first, second)
+                        )
+                    )
+                    and p.predicate == n.predicate
+                    and _same_subject(n.subject, p.subject)
+                ):
+                    return n, p
+    # Two texts of the same words, one negated: the small model may read the other as a phrase
+    # with no verb ("Pat lives in Porto": "lives" a plural noun), but its words say it asserts
+    # what the negated one denies.
+    if _words_but_denial(first) == _words_but_denial(second):
+        for neg, other in ((pa, pb), (pb, pa)):
+            if not any(p.negated for p in other):
+                for n in sorted((p for p in neg if p.negated), key=lambda p: (p.predicate, p.obj)):
+                    return n, replace(n, negated=False)
+    return None
+
+
+# The words a denial adds to a sentence, and the articles it may swap ("a car" / "no car").
+_DENIAL = frozenset({"not", "no", "never", "do", "does", "did", "a", "an", "the", "any"})
+
+
+def _words_but_denial(text: str) -> frozenset[str]:
+    return frozenset(stem(t) for t in tokens(text) if t not in _DENIAL)
+
+
+def related(first: str, second: str) -> bool:
+    """Whether the two texts say something of one subject about one thing: the same object,
+    or the same predicate (one saying more than be/have/do), whatever the polarity."""
+    for p in propositions(first):
+        for q in propositions(second):
+            if not _same_subject(p.subject, q.subject):
+                continue
+            if (p.obj and p.obj == q.obj) or (
+                p.predicate == q.predicate and p.predicate not in _LIGHT
+            ):
+                return True
+    return False
+
+
+def one_predicate(first: str, second: str) -> bool:
+    """Whether the two texts say one predicate of one subject, one that says more than
+    have/do/go, or "be" of a complement ("I'm a backend engineer" / "I'm now a product
+    manager"; not "Deborah doesn't go to the gym anymore" / "Deborah teaches yoga")."""
+    return any(
+        p.predicate == q.predicate
+        and (p.predicate == "be" or p.predicate not in _LIGHT)
+        and _same_subject(p.subject, q.subject)
+        for p in propositions(first)
+        for q in propositions(second)
+    )
+
+
+def actions_only(words: frozenset[str], first: str, second: str) -> bool:
+    """Whether two texts tell two doings of one subject with one thing, and the words they
+    differ in (`words`, stems) name neither a subject nor a thing: "Melanie taught a yoga
+    class" / "Melanie attended a yoga class", "A girl is riding a horse" / "The girl trotted
+    the horse" are two things done, not one slot holding two values ("The language of X is
+    Dutch" / "... is French", "I use Fedora" / "I use Arch")."""
+    pa, pb = propositions(first), propositions(second)
+    named = {w for p in pa | pb for w in (stem(p.subject), p.obj, *p.kinds)}
+    return (
+        bool(words)
+        and not words & named
+        and any(
+            p.obj
+            and p.obj == q.obj
+            and p.predicate != q.predicate
+            and "be" not in (p.predicate, q.predicate)
+            and not (p.state or q.state)
+            and _same_subject(p.subject, q.subject)
+            for p in pa
+            for q in pb
+        )
+    )
+
+
+def occasions(first: str, second: str, opposed: bool = False) -> bool:
+    """Whether both texts tell one kind of event in the simple past of one subject ("Evan
+    went to Canada in July" / "Evan went to Canada in August"), or, where the rules found
+    opposites (`opposed`), two events about one thing ("lost the tournament" / "won the
+    tournament"): then different times or counts are two occasions, not one claim told two
+    ways."""
+    for p in propositions(first):
+        for q in propositions(second):
+            if (
+                p.past
+                and q.past
+                and not p.negated
+                and not q.negated
+                and p.subject
+                and q.subject
+                and _same_subject(p.subject, q.subject)
+                and (p.predicate == q.predicate or (opposed and p.obj and p.obj == q.obj))
+                and (p.obj == q.obj or p.predicate not in _LIGHT)
+            ):
+                return True
+    return False
+
+
+def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
+    """Whether every denial the rules found (`negated`, stems, as objects) denies having,
+    being or going of a subject of its own, and the other text says no such thing of that
+    subject, only mentions the object: "Andrew does not have any pets" / "Andrew believes
+    that pets bring joy", "Calvin has never been to Boston" / "Calvin loves Boston's
+    architecture". An existential "there is no X" is not one: it is denied by any X doing
+    anything."""
+    pa, pb = propositions(first), propositions(second)
+    seen = False
+    for neg, other in ((pa, pb), (pb, pa)):
+        for n in (p for p in neg if p.negated and (p.obj in negated or p.predicate in negated)):
+            if n.predicate not in _LIGHT or not n.obj or n.subject in ("", "there"):
+                return False
+            if any(
+                q.predicate == n.predicate and not q.negated and _same_subject(n.subject, q.subject)
+                for q in other
+            ):
+                return False
+            seen = True
+    return seen
+
+
+def only_intended(word: str, *texts: str) -> bool:
+    """Whether `word` (a stem) is a verb of these texts that is only wished, planned or tried
+    wherever one says it ("Andrew wants to move out of the city")."""
+    said = [p for text in texts for p in propositions(text) if p.predicate == word]
+    return bool(said) and all(p.intended for p in said)
