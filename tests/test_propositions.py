@@ -263,9 +263,9 @@ def test_one_slot_with_two_values_conflicts(a, b, memory):
     assert memory.remember(b).action == "conflict"
 
 
-def test_a_change_only_the_cosine_ties_is_not_sure_alone(tmp_path):
-    """A stated change between two short facts whose slot only the cosine names: kept for
-    review, unless the parser reads one predicate of one subject in both."""
+def test_an_end_only_the_cosine_ties_is_not_sure_alone(tmp_path):
+    """A stated change that only ends something the other fact does not name, tied by the
+    cosine of two short facts: kept for review. A new value named by meaning stays sure."""
     with Memory(tmp_path / "m.db", embedder="local", judge="off") as m:
         assert_kept_for_review(
             m,
@@ -274,6 +274,8 @@ def test_a_change_only_the_cosine_ties_is_not_sure_alone(tmp_path):
         )
         m.remember("I'm a backend engineer")
         assert m.remember("I'm now a product manager").action == "conflict"
+        m.remember("Ana works as a nurse")
+        assert m.remember("Ana is now a teacher").action == "conflict"
 
 
 def test_what_is_thought_is_the_clause_it_takes():

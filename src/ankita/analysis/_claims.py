@@ -118,19 +118,6 @@ def related(first: str, second: str) -> bool:
     return False
 
 
-def one_predicate(first: str, second: str) -> bool:
-    """Whether the two texts say one predicate of one subject, one that says more than
-    have/do/go, or "be" of a complement ("I'm a backend engineer" / "I'm now a product
-    manager"; not "Deborah doesn't go to the gym anymore" / "Deborah teaches yoga")."""
-    return any(
-        p.predicate == q.predicate
-        and (p.predicate == "be" or p.predicate not in _LIGHT)
-        and _same_subject(p.subject, q.subject)
-        for p in propositions(first)
-        for q in propositions(second)
-    )
-
-
 def actions_only(words: frozenset[str], first: str, second: str) -> bool:
     """Whether two texts tell two doings of one subject with one thing, and the words they
     differ in (`words`, stems) name neither a subject nor a thing: "Melanie taught a yoga

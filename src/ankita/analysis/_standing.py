@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import math
 
-from ankita.analysis._change import changed_slot_said
+from ankita.analysis._change import change_words, changed_slot_said, only_ends
 from ankita.analysis._claims import (
     actions_only,
     contradicting,
     mention_only,
     occasions,
-    one_predicate,
     only_intended,
     related,
 )
@@ -136,15 +135,12 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
         # of the city" / "Andrew lives in the city"): then it is read as no change at all.
         if not values[9] and only_intended_change(comparison, new_text, old_text):
             values = (values[0], 0.0, *values[2:])
-        # ... or only the cosine of two short facts tied the change to the other fact, which
-        # names the changed slot neither in its words nor by the parser's predicate: none of
-        # those 88 flags was so, and such a flag fires on any two habits ("Deborah doesn't go
-        # to the gym anymore" / "Deborah teaches yoga"); the fit reads it.
-        elif (
-            values[9]
-            or changed_slot_said(profile_of(old_text), profile_of(new_text))
-            or one_predicate(old_text, new_text)
-        ):
+        # ... or it only ends something ("no longer", "anymore", "quit") that the other fact
+        # does not name in its words, and only the cosine of two short facts tied them: none
+        # of those 88 flags was so, and such a flag fires on any two habits ("Deborah doesn't
+        # go to the gym anymore" / "Deborah teaches yoga"). A new value ("Ana is now a
+        # teacher") may name its slot by meaning alone.
+        elif values[9] or not _unnamed_end(old_text, new_text):
             return SURE
     english, negation = not values[9], bool(values[3])
     # The parser is asked only when what it could read moves the pair across a line: each
@@ -161,6 +157,13 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
     if first == last:
         return first
     return _band(likelihood(signals(comparison, new_text, old_text)))
+
+
+def _unnamed_end(old_text: str, new_text: str) -> bool:
+    """A stated change that only ends something (`_change.only_ends`), whose slot the other
+    fact does not name in its words (`changed_slot_said`)."""
+    old, new = profile_of(old_text), profile_of(new_text)
+    return only_ends(new if change_words(new) else old) and not changed_slot_said(old, new)
 
 
 def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
