@@ -230,6 +230,18 @@ def test_a_negation_about_two_people_is_no_conflict(memory, a, b, flagged):
         assert "different people" in memory.compare(a, b).reason
 
 
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        # A past spelled as its base ("quit"), or an adverb before the verb: still a name's fact.
+        ("Joanna quit her job at the bank", "Joanna's sister works at the bank"),
+        ("Caroline recently quit her job at the bank", "Caroline's mom works at the bank"),
+    ],
+)
+def test_a_name_and_its_verb_say_whom_a_fact_is_about(memory, a, b):
+    assert _flagged_after(memory, a, b) == (False, a, b)
+
+
 # Names the parser or the word lists read as something else: "Will" and "May" are modals in
 # lowercase, and the small parser reads "Pat lives" and "Sunny lives" as noun phrases.
 @pytest.mark.parametrize("name", ["Will", "May", "Pat", "Sunny", "Xiuying", "Dlphmrds"])

@@ -84,8 +84,10 @@ def subject(text: str) -> str | None:
         if number is not None:
             return f"name {toks[0]} {number}"
         # A name with its verb ("Caroline attended", "Gina lost", "Jon is"), not the first
-        # noun of a phrase ("Garden party tonight", "Dentist appointment on Friday").
-        if verb_like(toks[1]):
+        # noun of a phrase ("Garden party tonight", "Dentist appointment on Friday"); an
+        # adverb may stand between ("Caroline recently joined").
+        verb = 2 if toks[1].endswith("ly") and len(toks) > 2 else 1
+        if verb_like(toks[verb]):
             return f"name {toks[0]}"
     return None
 
@@ -94,6 +96,8 @@ _IRREGULAR_PAST = frozenset(
     """
 went took made lost found got ran saw gave felt met thought told won kept bought brought taught
 left said came became began wrote led held knew grew drew flew sold paid spent sent built
+quit put set cut hit let shut hurt chose ate drank drove rode wore broke spoke forgot sat
+stood heard fell caught slept swam sang fought
 """.split()
 )
 

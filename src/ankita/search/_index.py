@@ -99,7 +99,7 @@ class Field:
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "25"
+ANALYZER_VERSION = "26"
 
 
 @per_text
