@@ -241,6 +241,14 @@ TWO_DOINGS = [
     # image captions
     ("A girl is riding a horse.", "The girl trotted the horse."),
 ]
+# A value that differs only in the subject's phrase is said of two subjects.
+TWO_SUBJECTS = [
+    # knowledge statements
+    ("The language of Jack Frost was Russian.", "The language of The Lanfier Colony is Russian."),
+    ("The deadline for project Alpha is Friday", "The deadline for project Beta is Friday"),
+    # image captions
+    ("Three humans are walking a dog.", "Three people are walking a dog."),
+]
 ONE_SLOT = [
     (
         "In Republic of the Congo, an official language is French.",
@@ -249,12 +257,19 @@ ONE_SLOT = [
     ("I use Fedora on my desktop", "I use Arch on my desktop"),
     ("Anna loves jazz", "Anna hates jazz"),
     ("Nate won the tournament.", "Nate lost the tournament."),
+    ("The deadline for project Alpha is Friday", "The deadline for project Alpha is Monday"),
 ]
 
 
 @pytest.mark.parametrize("a, b", TWO_DOINGS)
 def test_two_doings_with_one_thing_are_never_a_sure_conflict(a, b, memory):
     assert_kept_for_review(memory, a, b)
+
+
+@pytest.mark.parametrize("a, b", TWO_SUBJECTS)
+def test_a_value_of_the_subjects_phrase_is_never_a_sure_conflict(a, b, memory):
+    memory.remember(a)
+    assert memory.remember(b).action != "conflict"
 
 
 @pytest.mark.parametrize("a, b", ONE_SLOT)

@@ -142,6 +142,14 @@ def actions_only(words: frozenset[str], first: str, second: str) -> bool:
     )
 
 
+def owners_only(words: frozenset[str], first: str, second: str) -> bool:
+    """Whether every word (stems) lies in the subject phrase of either text's main verb: "The
+    language of Jack Frost was Russian" / "The language of The Other Conquest was Russian" say
+    one thing of two subjects, not two values of one slot."""
+    said = {w for t in (first, second) for p in propositions(t) for w in p.about}
+    return bool(words) and words <= said
+
+
 def occasions(first: str, second: str, opposed: bool = False) -> bool:
     """Whether both texts tell one kind of event in the simple past of one subject ("Evan
     went to Canada in July" / "Evan went to Canada in August"), or, where the rules found

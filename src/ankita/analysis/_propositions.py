@@ -36,7 +36,7 @@ _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a nou
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 7
+RULES = 8
 PARSES_KEPT = 4096
 
 
@@ -58,6 +58,9 @@ class Proposition:
     # The predicate is what *be* says of the subject ("is allergic", "I'm not vegan"), not
     # a verb: two such are two values of one slot, not two things done.
     state: bool = False
+    # The words (stems) of the subject's phrase, for the sentence's main verb only ("the
+    # language of jack frost"): what a value that differs there is said of.
+    about: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=1)
@@ -217,9 +220,19 @@ def _keep(text: str, found: frozenset[Proposition]) -> None:
 
 def encode(found: frozenset[Proposition]) -> str:
     """A parse as stored: a JSON list of [subject, predicate, object, negated, kinds, past,
-    intended, state], sorted."""
+    intended, state, about], sorted."""
     rows = sorted(
-        [p.subject, p.predicate, p.obj, p.negated, sorted(p.kinds), p.past, p.intended, p.state]
+        [
+            p.subject,
+            p.predicate,
+            p.obj,
+            p.negated,
+            sorted(p.kinds),
+            p.past,
+            p.intended,
+            p.state,
+            sorted(p.about),
+        ]
         for p in found
     )
     return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
@@ -228,9 +241,17 @@ def encode(found: frozenset[Proposition]) -> str:
 def decode(data: str) -> frozenset[Proposition]:
     return frozenset(
         Proposition(
-            str(s), str(p), str(o), bool(n), frozenset(map(str, k)), bool(t), bool(i), bool(v)
+            str(s),
+            str(p),
+            str(o),
+            bool(n),
+            frozenset(map(str, k)),
+            bool(t),
+            bool(i),
+            bool(v),
+            frozenset(map(str, a)),
         )
-        for s, p, o, n, k, t, i, v in json.loads(data)
+        for s, p, o, n, k, t, i, v, a in json.loads(data)
     )
 
 
@@ -265,6 +286,7 @@ def _read(doc: Any) -> frozenset[Proposition]:
                     _word(token) if noun else "",
                     negated,
                     state=not noun,
+                    about=_about(token),
                 )
             )
             continue
@@ -284,7 +306,7 @@ def _read(doc: Any) -> frozenset[Proposition]:
         if negated:  # what a negation may reach: every noun under it, as a mis-parse hides some
             own = {t for c in token.children if c.dep_.startswith("nsubj") for t in c.subtree}
             objects += [t for t in token.subtree if t.pos_ in ("NOUN", "PROPN") and t not in own]
-        state = False
+        state, about = False, _about(token)
         for obj in objects:
             if obj.dep_ == "acomp":  # "is allergic" -> predicate allergic, objects under it
                 predicate, state = _word(obj), True
@@ -294,13 +316,28 @@ def _read(doc: Any) -> frozenset[Proposition]:
                 continue
             out.add(
                 Proposition(
-                    subject, predicate, _word(obj), negated, _kinds(obj), past, intended, state
+                    subject,
+                    predicate,
+                    _word(obj),
+                    negated,
+                    _kinds(obj),
+                    past,
+                    intended,
+                    state,
+                    about,
                 )
             )
         if not objects or all(o.dep_ == "acomp" or _is_fan(o) for o in objects):
             out.add(
                 Proposition(
-                    subject, predicate, "", negated, past=past, intended=intended, state=state
+                    subject,
+                    predicate,
+                    "",
+                    negated,
+                    past=past,
+                    intended=intended,
+                    state=state,
+                    about=about,
                 )
             )
     for token in doc:  # a possessive states having: "his pet, Toby" -> (andrew, have, pet)
@@ -312,6 +349,19 @@ def _read(doc: Any) -> frozenset[Proposition]:
         for noun in (token, *nouns):  # "his pet dog": a dog, and a pet
             out.add(Proposition(str(who).lower(), "have", _word(noun), False, _kinds(noun)))
     return frozenset(out)
+
+
+def _about(verb: Any) -> frozenset[str]:
+    """The words of the main verb's subject phrase; none for any other verb."""
+    if verb.dep_ != "ROOT":
+        return frozenset()
+    return frozenset(
+        stem(w.lower_)
+        for s in verb.children
+        if s.dep_ in ("nsubj", "nsubjpass")
+        for w in s.subtree
+        if w.is_alpha
+    )
 
 
 def _kinds(noun: Any) -> frozenset[str]:
