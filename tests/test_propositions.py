@@ -311,9 +311,14 @@ LIGHT_DENIAL_MENTIONED = [
     ("Leo has never had a cat.", "Leo believes cats are good company."),
     ("Andrew does not have any pets.", "Andrew believes that pets bring a lot of joy."),
     ("Calvin has never been to Boston.", "Calvin admires the old architecture in Boston."),
+    # ... whoever else the other fact says the subject has: a person is no kind of thing, and
+    # "their" after a singular subject is not its
+    ("Leo has never had a cat.", "Leo and his sister volunteered at a cat shelter."),
+    ("Andrew does not have any pets.", "Andrew sees pets as friends, valuing their role."),
     # persona lines
     ("I have never been to Japan", "I love Japanese food"),
     ("I'm not a vegan", "I cook vegan food for my sister"),
+    ("I don't have a car", "My brother and I fixed cars in his garage"),
 ]
 
 
@@ -331,6 +336,10 @@ def test_a_denial_asserted_or_of_what_exists_still_links(memory):
     # no X" is denied by any X doing anything, so it is kept for review at least.
     _, had = write(memory, "Leo has never had a cat.", "Leo took his cat to the vet.")
     assert had.action == "conflict"
+    _, washed = write(memory, "Maya does not own a car.", "Maya and her brother washed her car.")
+    assert washed.action == "conflict"
+    _, theirs = write(memory, "They don't have a dog", "They walk their dog every morning")
+    assert theirs.action == "conflict"
     _, beach = write(memory, "There is no dog on the beach", "A dog is running on the beach")
     assert beach.conflicts_with or beach.possible_conflicts
 

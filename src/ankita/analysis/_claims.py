@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ankita.analysis._cues import PEOPLE
 from ankita.analysis._propositions import Proposition, propositions
 from ankita.analysis._similarity import initials_of, match_words
 from ankita.analysis._text import stem, tokens
 
+# The people one may have ("his girlfriend"): none is a kind of thing one may be denied.
+_PEOPLE = frozenset(stem(w) for w in PEOPLE)
 # Predicates too general to carry a negation alone: the object must match.
 _LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
 # Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
@@ -179,7 +182,8 @@ def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
     subject, only mentions the object: "Andrew does not have any pets" / "Andrew believes
     that pets bring joy", "Calvin has never been to Boston" / "Calvin loves Boston's
     architecture". An existential "there is no X" is not one: it is denied by any X doing
-    anything."""
+    anything. Having a person says nothing of having a thing: "Andrew and his girlfriend
+    volunteered at a pet shelter" says of pets only the word."""
     pa, pb = propositions(first), propositions(second)
     seen = False
     for neg, other in ((pa, pb), (pb, pa)):
@@ -187,7 +191,10 @@ def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
             if n.predicate not in _LIGHT or not n.obj or n.subject in ("", "there"):
                 return False
             if any(
-                q.predicate == n.predicate and not q.negated and _same_subject(n.subject, q.subject)
+                q.predicate == n.predicate
+                and not q.negated
+                and _same_subject(n.subject, q.subject)
+                and (q.obj not in _PEOPLE or n.obj in _PEOPLE)
                 for q in other
             ):
                 return False

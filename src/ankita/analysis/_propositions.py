@@ -36,7 +36,7 @@ _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a nou
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 8
+RULES = 9
 PARSES_KEPT = 4096
 
 
@@ -274,7 +274,20 @@ def propositions(text: str) -> frozenset[Proposition]:
 
 def _read(doc: Any) -> frozenset[Proposition]:
     out: set[Proposition] = set()
-    main = next((_who(t) for t in doc if t.dep_ == "nsubj"), "")
+    first = next((t for t in doc if t.dep_ == "nsubj"), None)
+    main = _who(first) if first is not None else ""
+    # Whom "their" may stand for: the main subject only if it is plural ("Andrew considers pets
+    # friends, highlighting their role": the pets'); "its" never stands for a person.
+    owners = {"his", "her", "my"} | (
+        {"their"}
+        if first is not None
+        and (
+            first.tag_ in ("NNS", "NNPS")
+            or first.lower_ in ("they", "we")
+            or any(c.dep_ == "conj" for c in first.children)
+        )
+        else set()
+    )
     for token in doc:
         if _copular(token):  # "I'm not vegan" read as a noun with "'m" under it
             negated = any(c.dep_ == "neg" for t in (token, *token.children) for c in t.children)
@@ -344,7 +357,7 @@ def _read(doc: Any) -> frozenset[Proposition]:
         owner = next((c for c in token.children if c.dep_ == "poss"), None)
         if owner is None or token.pos_ not in ("NOUN", "PROPN"):
             continue
-        who = main if owner.lower_ in ("his", "her", "their", "my", "its") else _who(owner)
+        who = main if owner.lower_ in owners else _who(owner)
         nouns = (c for c in token.children if c.dep_ in _MODIFIERS)
         for noun in (token, *nouns):  # "his pet dog": a dog, and a pet
             out.add(Proposition(str(who).lower(), "have", _word(noun), False, _kinds(noun)))
