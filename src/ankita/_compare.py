@@ -35,11 +35,10 @@ def compare_pair(writer: Writer, a: str, b: str, kind: str) -> Comparison:
         if va is not None and vb is not None:
             cos = max(cosine(p, va) for p in (vb, *parts))
     comparison = compare_texts(b, kind, a, kind, settings, cos, model, True, writer.novelty)
-    # As the write does: the judge reads a pair the rules left apart, and a merge before it
-    # is made (`_merge_check`), only where there are vectors.
-    if writer.judge is None or cos is None:
-        return comparison
-    if not judge_asks(comparison, settings) and comparison.action != MERGE:
+    # As the write does: the judge reads a pair the rules left apart (`judge_asks`), and a
+    # merge before it is made (`_merge_check`) where the new text has a vector.
+    reads_merge = comparison.action == MERGE and model is not None and vb is not None
+    if writer.judge is None or not (reads_merge or judge_asks(comparison, settings)):
         return comparison
     return judged(comparison, writer.judge.contradiction([(a, b)])[0], settings)
 
