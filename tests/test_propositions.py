@@ -180,6 +180,12 @@ def test_what_is_told_as_an_event():
         assert not any(p.past for p in propositions(state)), state
 
 
+def written_after(memory, a, b):
+    """What remembering b after a did."""
+    memory.remember(a)
+    return memory.remember(b).action
+
+
 def assert_kept_for_review(memory, a, b):
     """Writing b after a links them as a possible conflict only: no notice, no question."""
     first = memory.remember(a)
@@ -196,8 +202,7 @@ def test_two_occasions_of_one_event_are_never_a_sure_conflict(a, b, memory):
 
 @pytest.mark.parametrize("a, b", ONE_CLAIM)
 def test_a_state_or_one_event_told_two_ways_still_conflicts(a, b, memory):
-    memory.remember(a)
-    assert memory.remember(b).action == "conflict"
+    assert written_after(memory, a, b) == "conflict"
 
 
 def write(memory, *texts):
@@ -228,8 +233,7 @@ def test_a_change_only_intended_is_never_a_sure_conflict(a, b, memory):
 
 @pytest.mark.parametrize("a, b", STATED_CHANGE)
 def test_a_change_stated_as_happening_conflicts(a, b, memory):
-    memory.remember(a)
-    assert memory.remember(b).action == "conflict"
+    assert written_after(memory, a, b) == "conflict"
 
 
 # Two doings of one subject with one thing, told with two verbs, are two things done; one
@@ -268,14 +272,12 @@ def test_two_doings_with_one_thing_are_never_a_sure_conflict(a, b, memory):
 
 @pytest.mark.parametrize("a, b", TWO_SUBJECTS)
 def test_a_value_of_the_subjects_phrase_is_never_a_sure_conflict(a, b, memory):
-    memory.remember(a)
-    assert memory.remember(b).action != "conflict"
+    assert written_after(memory, a, b) != "conflict"
 
 
 @pytest.mark.parametrize("a, b", ONE_SLOT)
 def test_one_slot_with_two_values_conflicts(a, b, memory):
-    memory.remember(a)
-    assert memory.remember(b).action == "conflict"
+    assert written_after(memory, a, b) == "conflict"
 
 
 def test_an_end_only_the_cosine_ties_is_not_sure_alone(tmp_path):

@@ -23,17 +23,18 @@ def best_first(merges: Sequence[Candidate]) -> list[Candidate]:
 
 
 def unless_contradicted(
-    judge: ContradictionJudge, settings: Settings, text: str, merges: Sequence[Candidate]
+    judge: ContradictionJudge, settings: Settings, text: str, ordered: Sequence[Candidate]
 ) -> tuple[Candidate | None, list[Candidate], str | None]:
-    """The best merge the judge does not read as a contradiction of `text`; the ones before
-    it that it does, now conflicts; and the judge's error, if it failed (then the best merge
-    stands: a failing judge never blocks a write). At most `judge_candidates` are read."""
+    """Of merge candidates `ordered` best first (`best_first`), the first the judge does not
+    read as a contradiction of `text`; the ones before it that it does, now conflicts; and the
+    judge's error, if it failed (then the best merge stands: a failing judge never blocks a
+    write). At most `judge_candidates` are read."""
     refused: list[Candidate] = []
-    for comparison, fact in best_first(merges)[: settings.judge_candidates]:
+    for comparison, fact in ordered[: settings.judge_candidates]:
         try:
             (probability,) = judge.contradiction([(fact.text, text)])
         except JudgeError as exc:
-            return best_first(merges)[0], [], str(exc)
+            return ordered[0], [], str(exc)
         read = judged(comparison, probability, settings)
         if read.action != CONFLICT:
             return (read, fact), refused, None

@@ -170,8 +170,8 @@ class Writer:
                         fact,
                     )
                 )
-            merges = [(c, f) for c, f in scored if c.action == MERGE]
-            best = best_first(merges)[0] if merges else None
+            merges = best_first([(c, f) for c, f in scored if c.action == MERGE])
+            best = merges[0] if merges else None
             if merges and self.judge is not None and arrays and model:
                 best, refused, judge_error = unless_contradicted(
                     self.judge, self.settings, text, merges
