@@ -18,8 +18,22 @@ def test_folded_words_fold_in_the_plural_too():
 
 def test_prefix_rule_needs_four_characters():
     assert words_match("postgres", "postgresql")
-    assert words_match("migrat", "migrate")
+    assert words_match("migrat", "migration")
     assert not words_match("car", "cart")
+
+
+def test_one_more_letter_is_another_word_unless_it_is_an_ending():
+    # After stemming, English endings of one letter are -y (stemmed to "i") and -n.
+    assert words_match("health", "healthi") and words_match("korea", "korean")
+    for short, long_ in (
+        ("sing", "singl"),
+        ("plan", "plant"),
+        ("star", "start"),
+        ("hear", "heart"),
+    ):
+        assert not words_match(short, long_), (short, long_)
+    assert lexical_score("I am single.", "I also like to sing.").score < 0.5
+    assert lexical_score("I plan to travel", "I plant trees").score < 0.5
 
 
 def test_postgres_and_postgresql_score_one():

@@ -9,6 +9,9 @@ from ankita.analysis._profile import Text, as_profile, per_text
 from ankita.analysis._text import ACRONYM_MAX, content_words
 
 PREFIX_MIN = 4  # postgres/postgresql match; car/cart do not
+# After stemming, the English endings of one letter are -y (stemmed to "i": healthy) and -n
+# (known, Korean); any other one more letter is another word (sing/single, plan/plant).
+ONE_LETTER_ENDINGS = "in"
 SHORT_FACT_WORDS = 3  # both facts at most this long may link on one shared word
 SHORT_LINK_SCORE = 0.6
 CONTAIN_SLOPE = 0.15
@@ -29,10 +32,13 @@ class LexicalScore:
 
 
 def words_match(a: str, b: str) -> bool:
-    """Equal, or the shorter is a prefix (at least 4 characters) of the longer."""
+    """Equal, or the shorter is a prefix (at least 4 characters) of the longer, followed by more
+    than one letter or by a one-letter ending."""
     if a == b:
         return True
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if len(long_) == len(short) + 1 and long_[-1] not in ONE_LETTER_ENDINGS:
+        return False
     return len(short) >= PREFIX_MIN and long_.startswith(short)
 
 
