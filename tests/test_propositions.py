@@ -295,6 +295,47 @@ def test_an_end_only_the_cosine_ties_is_not_sure_alone(tmp_path):
         assert m.remember("Ana is now a teacher").action == "conflict"
 
 
+# An end of one value and another value of the same verb both hold; an end of the very
+# value the other fact asserts does not.
+ENDED_ANOTHER = [
+    ("Dave no longer works at the garage.", "Dave works at a car restoration shop."),
+    ("I stopped playing the piano.", "I play the guitar."),
+    ("I don't write poetry anymore.", "I write screenplays."),
+]
+ENDED_THE_SAME = [
+    ("Tim stopped playing basketball after his injury.", "Tim plays basketball every week."),
+    ("I no longer work at Google.", "I work at Google."),
+]
+
+
+@pytest.mark.parametrize("a, b", ENDED_ANOTHER)
+def test_an_end_of_another_value_is_never_a_sure_conflict(a, b, memory):
+    assert written_after(memory, a, b) != "conflict"
+
+
+@pytest.mark.parametrize("a, b", ENDED_THE_SAME)
+def test_an_end_of_the_same_value_conflicts(a, b, memory):
+    assert written_after(memory, a, b) == "conflict"
+
+
+def test_a_plan_or_another_wish_does_not_answer_a_denial(memory):
+    # What is only planned is not yet done; a denied wish of one doing is not answered by a
+    # wish of another. The same doing, done or wished, is.
+    pairs = [
+        ("James has never been to a concert.", "James is planning to go to a concert."),
+        ("Nate doesn't want to stop gaming.", "Nate wants to win the next tournament."),
+    ]
+    for a, b in pairs:
+        assert contradicting(a, b, frozenset({"concert", "want"})) is None, (a, b)
+        assert written_after(memory, a, b) != "conflict", (a, b)
+    for a, b in [
+        ("James has never been to a concert.", "James went to a concert with his sister."),
+        ("Nate doesn't want to move.", "Nate wants to move to Berlin."),
+    ]:
+        assert contradicting(a, b, frozenset({"concert", "want"})) is not None, (a, b)
+        assert written_after(memory, a, b) == "conflict", (a, b)
+
+
 def test_what_is_thought_is_the_clause_it_takes():
     # A denied thought denies only the same thought: its clause is its object.
     assert (

@@ -15,6 +15,10 @@ from ankita.analysis._text import stem, tokens
 _PEOPLE = frozenset(stem(w) for w in PEOPLE)
 # Predicates too general to carry a negation alone: the object must match.
 _LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
+# Verbs of wishing and planning (stems): what they govern is not yet done.
+_WISH = frozenset(
+    stem(w) for w in ("want", "plan", "hope", "wish", "intend", "try", "consider", "dream", "aim")
+)
 # Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
 _PRONOUNS = frozenset(
     {
@@ -55,6 +59,41 @@ def _one_thing(a: str, b: str, first: str, second: str) -> bool:
     )
 
 
+def _only_wished(p: Proposition, said: frozenset[Proposition]) -> bool:
+    """Whether `p` is a doing its subject only wishes or plans, with its object: "James is
+    planning to go to a concert" says nothing of having been to one ("I remember watching
+    it", "I'll get out soon" do say so)."""
+    return p.intended and any(
+        q.predicate in _WISH
+        and q.predicate != p.predicate
+        and q.obj == p.obj
+        and not q.negated
+        and q.subject == p.subject
+        for q in said
+    )
+
+
+def _wanted(p: Proposition, said: frozenset[Proposition]) -> frozenset[str]:
+    """The doings `p` wishes, plans or tries, if its object is a verb: the intended
+    propositions of its subject in the same text."""
+    return frozenset(
+        q.predicate
+        for q in said
+        if q.intended and q is not p and _same_subject(q.subject, p.subject)
+    )
+
+
+def _wants_alike(
+    n: Proposition, neg: frozenset[Proposition], p: Proposition, pos: frozenset[Proposition]
+) -> bool:
+    """A denied wish whose object is a doing ("doesn't want to stop gaming") is answered only
+    by a wish of that doing, not by another ("wants to win the next tournament")."""
+    if n.obj or n.predicate not in _WISH:
+        return True
+    denied = _wanted(n, neg)
+    return not denied or bool(denied & _wanted(p, pos))
+
+
 def _same_subject(a: str, b: str) -> bool:
     return not a or not b or a in _PRONOUNS or b in _PRONOUNS or stem(a) == stem(b)
 
@@ -75,6 +114,8 @@ def contradicting(
             for p in pos:
                 if (
                     not p.negated
+                    and not _only_wished(p, pos)
+                    and _wants_alike(n, neg, p, pos)
                     and (
                         (p.obj == n.obj and _of_kind(n.kinds, p.kinds))
                         or (
@@ -207,3 +248,21 @@ def only_intended(word: str, *texts: str) -> bool:
     wherever one says it ("Andrew wants to move out of the city")."""
     said = [p for text in texts for p in propositions(text) if p.predicate == word]
     return bool(said) and all(p.intended for p in said)
+
+
+def other_value_ended(ending: str, other: str) -> bool:
+    """Whether what `ending` says has ended is another value of the verb `other` asserts: every
+    verb the two share (more than be/have/do, of one subject) has an object in each, and not
+    the same one. "Dave no longer works at the garage" / "Dave works at a restoration shop"
+    both hold; "Tim stopped playing basketball" / "Tim plays basketball" do not."""
+    found = False
+    for p in propositions(ending):
+        if p.predicate in _LIGHT:
+            continue
+        for q in propositions(other):
+            if q.negated or q.predicate != p.predicate or not _same_subject(p.subject, q.subject):
+                continue
+            if not p.obj or not q.obj or p.obj == q.obj or p.obj in q.kinds or q.obj in p.kinds:
+                return False
+            found = True
+    return found

@@ -14,6 +14,7 @@ from ankita.analysis._claims import (
     mention_only,
     occasions,
     only_intended,
+    other_value_ended,
     owners_only,
     related,
 )
@@ -167,7 +168,10 @@ def _unnamed_end(old_text: str, new_text: str) -> bool:
     """A stated change that only ends something (`_change.only_ends`), whose slot the other
     fact does not name in its words (`changed_slot_said`)."""
     old, new = profile_of(old_text), profile_of(new_text)
-    return only_ends(new if change_words(new) else old) and not changed_slot_said(old, new)
+    ending, other = (new_text, old_text) if change_words(new) else (old_text, new_text)
+    return only_ends(profile_of(ending)) and (
+        not changed_slot_said(old, new) or other_value_ended(ending, other)
+    )
 
 
 def ruled_out(comparison: Comparison, new_text: str, old_text: str) -> bool:
