@@ -336,6 +336,35 @@ def test_a_plan_or_another_wish_does_not_answer_a_denial(memory):
         assert written_after(memory, a, b) == "conflict", (a, b)
 
 
+def test_a_move_replaces_only_a_home(memory):
+    # A fact that states no home, and shares with the move only where it went, is not what
+    # the move replaces; a home, or what the move says it left, is.
+    for a, b in [
+        (
+            "Joanna got a job offer at a bookstore downtown.",
+            "Joanna moved closer to the bookstore.",
+        ),
+        ("Joanna moved to a new apartment.", "Joanna's new apartment has a balcony."),
+    ]:
+        assert written_after(memory, a, b) != "conflict", (a, b)
+    for a, b in [
+        ("I live in Porto.", "I moved to Lisbon."),
+        ("The deadline is Friday", "The deadline moved to next Wednesday"),
+        ("I use PostgreSQL at work", "We moved from Postgres to MySQL at work"),
+    ]:
+        assert written_after(memory, a, b) == "conflict", (a, b)
+
+
+def test_a_beginning_and_an_end_told_in_the_past_both_hold(memory):
+    assert_kept_for_review(
+        memory,
+        "Joanna started a new screenplay about a road trip.",
+        "Joanna finished the road trip screenplay and sent it to a producer.",
+    )
+    # At one time, not told as two past events, they still conflict.
+    assert written_after(memory, "The race is starting.", "The race is finishing.") == "conflict"
+
+
 def test_what_is_thought_is_the_clause_it_takes():
     # A denied thought denies only the same thought: its clause is its object.
     assert (

@@ -194,6 +194,14 @@ def check_change_of_state(a: Text, b: Text) -> list[Finding]:
         home_a, home_b = homes(a), homes(b)
         if any(match_words(home_a[k], home_b[k]) for k in home_a.keys() & home_b.keys()):
             return []
+        # A move replaces a home: a fact that states none, and shares with the move only
+        # where it went, has nothing it replaces ("Joanna moved to a new apartment" /
+        # "Joanna's new apartment has a balcony"); "The deadline moved to Wednesday" / "The
+        # deadline is Friday" and "We moved from Postgres to MySQL" / "I use Postgres" share
+        # more.
+        mover, other = (a, b) if ca else (b, a)
+        if changed <= _MOVES and not homes(other) and _only_where_to(mover, other):
+            return []
     # A start ends nothing by itself: "Gina opened a store" / "Gina started a store" agree.
     # It replaces only the opposite of what it starts. Any other change needs its slot named
     # in the other fact, but for two short facts of one claim each, whose slot cosine may
@@ -233,3 +241,18 @@ def changed_slot_said(a: Text, b: Text) -> bool:
     return not words <= _STARTS and bool(
         match_words(scope, content_words(other) - subject_words(other))
     )
+
+
+def _only_where_to(mover: Text, other: Text) -> bool:
+    """Whether every word `other` shares with `mover` (names of subjects aside) lies where the
+    move went: after its last move word, and after "to" where it also says "from"."""
+    words = tokens(mover)
+    at = max((i for i, w in enumerate(words) if w in _MOVES), default=-1)
+    tail = list(words[at + 1 :])
+    if "from" in tail and "to" in tail[tail.index("from") :]:
+        tail = tail[tail.index("to", tail.index("from")) :]
+    where = frozenset(stem(w) for w in tail)
+    shared = match_words(
+        content_words(mover) - subject_words(mover), content_words(other) - subject_words(other)
+    )
+    return all(x in where for x, _ in shared)

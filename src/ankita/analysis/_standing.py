@@ -32,6 +32,11 @@ SLOT_CHECKS = frozenset(
 # Findings that say only *when* or *how many*: numbers, days and months.
 _TIMES = frozenset({"numbers", "days", "months"})
 
+# Opposites that are a thing's beginning and its end: told as two past events, both hold.
+_BEGIN_END = frozenset(
+    frozenset(stem(w) for w in pair) for pair in (("start", "finish"), ("arrive", "leave"))
+)
+
 SURE, POSSIBLE, UNRELATED = "sure", "possible", "unrelated"
 
 # The signals a flagged pair is read by, in the order of `WEIGHTS`.
@@ -124,7 +129,10 @@ def standing(comparison: Comparison, new_text: str, old_text: str) -> str:
     # and 2002, and news sentences' prices on two days, are labelled so too). Nothing in the
     # words tells them from one event told two ways ("died in 1601" / "died in 1610"), so
     # such a flag is kept for review, never asked about.
-    if found == SURE and two_occasions(comparison, new_text, old_text):
+    if found == SURE and (
+        two_occasions(comparison, new_text, old_text)
+        or begun_and_ended(comparison, new_text, old_text)
+    ):
         return POSSIBLE
     return found
 
@@ -201,6 +209,22 @@ def two_occasions(comparison: Comparison, new_text: str, old_text: str) -> bool:
     kind told in the simple past of one subject."""
     opposed = any(f.check == "opposites" for f in comparison.findings)
     return _only_times(comparison, new_text, old_text) and occasions(old_text, new_text, opposed)
+
+
+def begun_and_ended(comparison: Comparison, new_text: str, old_text: str) -> bool:
+    """Whether all that disagrees is a beginning against an end ("started" / "finished"),
+    told of one thing in the simple past of one subject: "Joanna started a new screenplay" /
+    "Joanna finished the screenplay" tell one thing's course, and both hold."""
+    found = _disagreeing(comparison)
+    return (
+        bool(found)
+        and all(
+            f.check == "opposites" and frozenset(stem(w) for w in f.words) in _BEGIN_END
+            for f in found
+        )
+        and _english(new_text, old_text)
+        and occasions(old_text, new_text, opposed=True)
+    )
 
 
 def _only_times(comparison: Comparison, new_text: str, old_text: str) -> bool:
