@@ -301,10 +301,17 @@ ENDED_ANOTHER = [
     ("Dave no longer works at the garage.", "Dave works at a car restoration shop."),
     ("I stopped playing the piano.", "I play the guitar."),
     ("I don't write poetry anymore.", "I write screenplays."),
+    # ... or the other only dreams of it
+    (
+        "John loves basketball and dreams of playing professionally.",
+        "John doesn't play video games anymore because he is too busy.",
+    ),
 ]
 ENDED_THE_SAME = [
     ("Tim stopped playing basketball after his injury.", "Tim plays basketball every week."),
     ("I no longer work at Google.", "I work at Google."),
+    ("I love playing chess.", "I stopped playing chess."),
+    ("Maria likes volunteering at the shelter.", "Maria no longer volunteers at the shelter."),
 ]
 
 

@@ -251,18 +251,23 @@ def only_intended(word: str, *texts: str) -> bool:
 
 
 def other_value_ended(ending: str, other: str) -> bool:
-    """Whether what `ending` says has ended is another value of the verb `other` asserts: every
-    verb the two share (more than be/have/do, of one subject) has an object in each, and not
-    the same one. "Dave no longer works at the garage" / "Dave works at a restoration shop"
-    both hold; "Tim stopped playing basketball" / "Tim plays basketball" do not."""
-    found = False
+    """Whether what `ending` says has ended is not what `other` asserts: every verb the two
+    share (more than be/have/do, of one subject) is only wished or dreamt of in `other`, or
+    has an object in each, and not the same one. "Dave no longer works at the garage" / "Dave
+    works at a restoration shop" and "John doesn't play video games anymore" / "John dreams of
+    playing professionally" both hold; "Tim stopped playing basketball" / "Tim plays
+    basketball" do not."""
+    found, said = False, propositions(other)
     for p in propositions(ending):
         if p.predicate in _LIGHT:
             continue
-        for q in propositions(other):
+        for q in said:
             if q.negated or q.predicate != p.predicate or not _same_subject(p.subject, q.subject):
+                continue
+            found = True
+            # Only wished, or a doing said of nobody (a gerund, as "contradicting" reads it).
+            if _only_wished(q, said) or (q.intended and not q.subject):
                 continue
             if not p.obj or not q.obj or p.obj == q.obj or p.obj in q.kinds or q.obj in p.kinds:
                 return False
-            found = True
     return found
