@@ -176,10 +176,11 @@ def test_vectors_skip_other_people_but_not_the_one_a_fact_names(tmp_path, mode):
                 for f in m._search.candidates(store, new, "home", [vector], m.embedder.model_id)
             }
         assert hers.id in found
-        # Found, and not flagged: her renting and the user's move are two people's facts
-        # (SPEC §4.4), however close in meaning.
+        # Found, and not flagged, however close in meaning: her renting and the user's move
+        # are two people's facts (SPEC §4.4), and the move went to where she is.
         moved = m.remember(new, kind="home")
-        assert moved.action == "created" and "different people" in moved.reason, moved.reason
+        assert moved.action == "created", moved.reason
+        assert moved.conflicts_with == () and moved.possible_conflicts == ()
         # Close in meaning (renting), but about the user, who does not name the sister.
         other = m.remember("I quit renting a studio in Oslo", kind="home")
         assert other.action == "created", other.reason
