@@ -68,7 +68,7 @@ def _only_wished(p: Proposition, said: frozenset[Proposition]) -> bool:
         and q.predicate != p.predicate
         and q.obj == p.obj
         and not q.negated
-        and q.subject == p.subject
+        and _same_subject(q.subject, p.subject)
         for q in said
     )
 

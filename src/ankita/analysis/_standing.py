@@ -151,8 +151,9 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
         # ... or it only ends something ("no longer", "anymore", "quit") that the other fact
         # does not name in its words, and only the cosine of two short facts tied them: none
         # of those 88 flags was so, and such a flag fires on any two habits ("Deborah doesn't
-        # go to the gym anymore" / "Deborah teaches yoga"). A new value ("Ana is now a
-        # teacher") may name its slot by meaning alone.
+        # go to the gym anymore" / "Deborah teaches yoga"); or it ends another value of the
+        # verb the other asserts ("no longer works at the garage" / "works at a shop"). A
+        # new value ("Ana is now a teacher") may name its slot by meaning alone.
         elif values[9] or not _unnamed_end(old_text, new_text):
             return SURE
     english, negation = not values[9], bool(values[3])
@@ -174,7 +175,8 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
 
 def _unnamed_end(old_text: str, new_text: str) -> bool:
     """A stated change that only ends something (`_change.only_ends`), whose slot the other
-    fact does not name in its words (`changed_slot_said`)."""
+    fact does not name in its words (`changed_slot_said`), or whose ended value is not what
+    the other asserts (`_claims.other_value_ended`)."""
     old, new = profile_of(old_text), profile_of(new_text)
     ending, other = (new_text, old_text) if change_words(new) else (old_text, new_text)
     return only_ends(profile_of(ending)) and (
