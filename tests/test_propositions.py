@@ -312,6 +312,8 @@ ENDED_THE_SAME = [
     ("I no longer work at Google.", "I work at Google."),
     ("I love playing chess.", "I stopped playing chess."),
     ("Maria likes volunteering at the shelter.", "Maria no longer volunteers at the shelter."),
+    # what it says came instead is no value that ended
+    ("Andrew works in finance.", "Andrew quit his finance job to work at an animal shelter."),
 ]
 
 

@@ -259,7 +259,9 @@ def other_value_ended(ending: str, other: str) -> bool:
     basketball" do not."""
     found, said = False, propositions(other)
     for p in propositions(ending):
-        if p.predicate in _LIGHT:
+        # A doing said of nobody is no value that ended: "quit his finance job to work at a
+        # shelter" ended the job, not the work at the shelter.
+        if p.predicate in _LIGHT or not p.subject:
             continue
         for q in said:
             if q.negated or q.predicate != p.predicate or not _same_subject(p.subject, q.subject):
