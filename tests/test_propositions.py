@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankita import Memory
+from ankita.analysis._change import change_words
 from ankita.analysis._claims import contradicting
 from ankita.analysis._propositions import (
     decode,
@@ -560,3 +561,92 @@ def test_a_parse_read_from_another_text_or_parser_is_read_again(memory, db):
     rows = store.parses_of([fact.id], parser_id())
     assert fact.id in rows and decode(rows[fact.id][1]) == propositions(fact.text)
     assert result.fact.id
+
+
+# An ending conflicts with the fact that asserts what ended, of the same subject, however few
+# words the two share; an ending of something the other does not assert (another doing with
+# the same thing, another kind of it, or only a mention) is never asked about.
+ENDED_ASSERTED = [
+    # observation streams
+    (
+        "Maria goes to the gym every Saturday morning with her sister.",
+        "Maria stopped going to the gym after her surgery.",
+    ),
+    ("Priya works at a startup in Berlin as a designer.", "Priya left the startup in October."),
+    # first-person lines
+    (
+        "I usually go running on Tuesday and Thursday mornings.",
+        "I stopped running because of a knee injury.",
+    ),
+    ("My dad smokes cigars on the porch.", "My dad quit smoking last year."),
+]
+ENDED_NOT_ASSERTED = [
+    ("I don't drink coffee anymore.", "I prefer tea over coffee."),
+    ("Nate watches football every Sunday with his friends.", "Nate doesn't play football anymore."),
+    (
+        "Jon no longer teaches dance classes at the studio.",
+        "Jon teaches hip hop classes to teenagers every Wednesday.",
+    ),
+    ("Priya left the startup in October.", "Priya likes the startup's office dog."),
+]
+
+
+@pytest.mark.parametrize("embedder", ["none", "local"])
+@pytest.mark.parametrize("a, b", ENDED_ASSERTED)
+def test_an_end_of_what_the_other_asserts_conflicts(a, b, embedder, tmp_path):
+    with Memory(tmp_path / "m.db", embedder=embedder, judge="off") as m:
+        assert written_after(m, a, b) == "conflict"
+
+
+@pytest.mark.parametrize("embedder", ["none", "local"])
+@pytest.mark.parametrize("a, b", ENDED_NOT_ASSERTED)
+def test_an_end_of_what_the_other_does_not_assert_is_never_sure(a, b, embedder, tmp_path):
+    with Memory(tmp_path / "m.db", embedder=embedder, judge="off") as m:
+        assert written_after(m, a, b) != "conflict"
+
+
+# "Now" alone says what is so at present: a state replaces a state, and a doing replaces the
+# same doing; another doing may go on beside it.
+NOW_ANOTHER_DOING = [
+    ("I love Japanese food, especially ramen.", "I'm learning Japanese with a tutor now."),
+    ("I'm terrible at languages.", "I'm learning Japanese with a tutor now."),
+    ("Sam loves fantasy novels.", "Sam is reading a lot of science fiction now."),
+]
+NOW_THE_SAME = [
+    ("I work remotely from home", "I work from the office every day now"),
+    ("Tom eats cheese every day.", "Tom is vegan now."),
+    ("Ana works as a nurse", "Ana is now a teacher"),
+]
+
+
+@pytest.mark.parametrize("a, b", NOW_ANOTHER_DOING)
+def test_now_with_another_doing_is_never_a_sure_conflict(a, b, tmp_path):
+    with Memory(tmp_path / "m.db", embedder="local", judge="off") as m:
+        assert written_after(m, a, b) != "conflict"
+
+
+@pytest.mark.parametrize("a, b", NOW_THE_SAME)
+def test_now_with_the_same_slot_conflicts(a, b, tmp_path):
+    with Memory(tmp_path / "m.db", embedder="local", judge="off") as m:
+        assert written_after(m, a, b) == "conflict"
+
+
+# A switch conflicts with what it switched from, not with what it switched to.
+def test_a_switch_agrees_with_where_it_went(tmp_path):
+    with Memory(tmp_path / "m.db", embedder="local", judge="off") as m:
+        for went in ("My favourite editor is Neovim.", "Mark plays padel with his colleagues."):
+            m.remember(went)
+        assert m.remember("I switched from VS Code to Neovim last month.").action != "conflict"
+        assert m.remember("Mark switched from tennis to padel this summer.").action != "conflict"
+    with Memory(tmp_path / "n.db", embedder="local", judge="off") as m:
+        m.remember("Mark plays tennis every Tuesday.")
+        assert m.remember("Mark switched from tennis to padel this summer.").action == "conflict"
+
+
+def test_dropping_something_off_is_a_visit_not_an_end(memory):
+    """ "Dropped off baked goods at the shelter" ends nothing the shelter facts assert."""
+    memory.remember("Maria has been volunteering at a homeless shelter, finding it rewarding.")
+    written = memory.remember("Maria dropped off baked goods at a homeless shelter last week.")
+    assert written.action != "conflict" and not written.possible_conflicts
+    assert change_words("Maria dropped off baked goods.") == frozenset()
+    assert change_words("Maria dropped the pottery class.") == {"dropped"}

@@ -236,6 +236,20 @@ def test_two_facts_that_only_end_something_meet_on_no_slot(tmp_path, mode):
 
 
 @pytest.mark.parametrize("mode", ["index", "exhaustive"])
+@pytest.mark.parametrize("first", [0, 1])
+def test_an_ending_meets_what_it_ended_on_one_shared_word(tmp_path, mode, first):
+    """ "My dad quit smoking" ends what "My dad smokes cigars on the porch" asserts, and they
+    share one word besides their subject: the index finds the pair either way round (`ed:`)."""
+    asserted, ending = "My dad smokes cigars on the porch.", "My dad quit smoking last year."
+    texts = (asserted, ending) if first == 0 else (ending, asserted)
+    with Memory(tmp_path / "m.db", embedder="none", candidate_search=mode, judge="off") as m:
+        stored = m.remember(texts[0]).fact
+        result = m.remember(texts[1])
+        assert result.action == "conflict" and result.conflicts_with == (stored.id,)
+    assert "ed:" in index_terms(ending) and "ed:" not in index_terms(asserted)
+
+
+@pytest.mark.parametrize("mode", ["index", "exhaustive"])
 def test_two_name_bound_facts_meet_only_through_a_name(tmp_path, mode):
     """Two facts that each hold a name the other lacks and each state a change make no
     change-of-state finding, and a name opening either side keeps the name rule too: such

@@ -4,6 +4,7 @@ the check that a change conflicts only with the fact holding that value."""
 from __future__ import annotations
 
 from ankita.analysis._attributes import homes
+from ankita.analysis._claims import ended_asserted
 from ankita.analysis._cues import (
     CHANGE_OF_STATE,
     CHANGE_PHRASES,
@@ -14,7 +15,7 @@ from ankita.analysis._cues import (
     Finding,
 )
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
-from ankita.analysis._profile import Text, per_text
+from ankita.analysis._profile import Text, as_profile, per_text, raw_text
 from ankita.analysis._similarity import match_words
 from ankita.analysis._subjects import (
     forms_of,
@@ -84,6 +85,10 @@ for _phrase in CHANGE_PHRASES:
     _PHRASES_AT[_phrase[0]] = (*_PHRASES_AT.get(_phrase[0], ()), _phrase)
 
 
+# Particles after which a change word tells a visit or a delivery.
+_VISIT_AFTER = {w: frozenset({"off", "by"}) for w in ("drop", "dropped", "dropping")}
+
+
 @per_text
 def change_words(text: str) -> frozenset[str]:
     found: set[str] = set()
@@ -93,6 +98,9 @@ def change_words(text: str) -> frozenset[str]:
             if not phrases and word not in CHANGE_OF_STATE:
                 continue
             negated = any(w in NEGATIONS for w in clause[max(0, i - 4) : i])
+            # "Dropped off baked goods", "dropped by the shelter": a visit, not an end.
+            if clause[i + 1 : i + 2] and clause[i + 1] in _VISIT_AFTER.get(word, ()):
+                continue
             if word in CHANGE_OF_STATE and not (negated and word in _NEGATABLE):
                 found.add(word)
             for phrase in phrases:
@@ -127,6 +135,8 @@ _SCOPE_END = frozenset(
 _SCOPE_WORDS = 4  # content words a change's object may hold
 _STARTS = frozenset({"started", "began", "again", "become", "became"})
 _MOVES = frozenset({"moved", "move", "moving", "relocated"})
+# Changes that replace one thing with another, named after "to": where they went is current.
+_SWITCHES = frozenset({"switched", "switch", "switching", "migrated", "converted"})
 # A past habit says nothing of the present but of the very thing it names.
 _PAST = _STARTS | {"used to"}
 _CLAUSE_WIDE = frozenset({"now", "nowadays", "anymore", "any", "these", "days"})
@@ -200,14 +210,21 @@ def check_change_of_state(a: Text, b: Text) -> list[Finding]:
         # deadline is Friday" and "We moved from Postgres to MySQL" / "I use Postgres" share
         # more.
         mover, other = (a, b) if ca else (b, a)
-        if changed <= _MOVES and not homes(other) and _only_where_to(mover, other):
+        if changed <= _MOVES and not homes(other) and _only_where_to(mover, other, _MOVES):
+            return []
+    # A switch to what the other fact states replaces nothing it says: "I switched from VS
+    # Code to Neovim" / "My favourite editor is Neovim" agree ("I switched to Chrome" / "I
+    # use Firefox", sharing nothing, may still disagree).
+    if changed <= _SWITCHES:
+        mover, other = (a, b) if ca else (b, a)
+        if _shares_words(mover, other) and _only_where_to(mover, other, _SWITCHES):
             return []
     # A start ends nothing by itself: "Gina opened a store" / "Gina started a store" agree.
     # It replaces only the opposite of what it starts. Any other change needs its slot named
     # in the other fact, but for two short facts of one claim each, whose slot cosine may
     # tell ("I no longer cycle to work" / "Biking to the office daily"), unless the other
     # names things the change does not ("Marta visited us in Lisbon" / "I moved to Porto").
-    if not changed_slot_said(a, b) and (
+    if not (changed_slot_said(a, b) or ended_said(a, b)) and (
         words <= _STARTS
         or not (
             short_claim(a)
@@ -243,14 +260,46 @@ def changed_slot_said(a: Text, b: Text) -> bool:
     )
 
 
-def _only_where_to(mover: Text, other: Text) -> bool:
+def ended_said(a: Text, b: Text) -> bool:
+    """Whether an English change that only ends something (not a past habit) ends what the
+    other fact asserts of its subject, read from the two texts' propositions
+    (`_claims.ended_asserted`): "Maria stopped going to the gym after her surgery" / "Maria
+    goes to the gym on Saturdays", where the change's words stop at "to"."""
+    ca, cb = change_words(a), change_words(b)
+    if bool(ca) == bool(cb) or "used to" in ca | cb:
+        return False
+    ending, other = (as_profile(a), as_profile(b)) if ca else (as_profile(b), as_profile(a))
+    # A word besides whom they are about, before either text is parsed: most pairs that
+    # reach here share only a name ("Pelo no longer enjoys dancing" / "Pelo went to a game
+    # night").
+    return (
+        ending.language == other.language == "en"
+        and only_ends(ending)
+        and _shares_words(ending, other)
+        and ended_asserted(raw_text(ending), raw_text(other), ca | cb)
+    )
+
+
+def _shares_words(a: Text, b: Text) -> bool:
+    """Whether the two facts share a content word, names of subjects aside."""
+    return bool(
+        match_words(content_words(a) - subject_words(a), content_words(b) - subject_words(b))
+    )
+
+
+def _only_where_to(mover: Text, other: Text, moves: frozenset[str]) -> bool:
     """Whether every word `other` shares with `mover` (names of subjects aside) lies where the
-    move went: after its last move word, and after "to" where it also says "from"."""
+    move or switch went: after its last word of `moves`, and after "to" where it also says
+    "from"."""
     words = tokens(mover)
-    at = max((i for i, w in enumerate(words) if w in _MOVES), default=-1)
+    at = max((i for i, w in enumerate(words) if w in moves), default=-1)
     tail = list(words[at + 1 :])
-    if "from" in tail and "to" in tail[tail.index("from") :]:
-        tail = tail[tail.index("to", tail.index("from")) :]
+    # What a switch replaces may come first ("switched my phone plan to a cheaper one").
+    if "to" in tail and ("from" in tail[: tail.index("to")] or moves is _SWITCHES):
+        tail = tail[tail.index("to") :]
+        # "Switched to driving a Honda": the doing is the slot, what follows it the value.
+        if moves is _SWITCHES and len(tail) > 1 and tail[1].endswith("ing"):
+            tail = tail[2:]
     where = frozenset(stem(w) for w in tail)
     shared = match_words(
         content_words(mover) - subject_words(mover), content_words(other) - subject_words(other)

@@ -19,6 +19,12 @@ _LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
 _WISH = frozenset(
     stem(w) for w in ("want", "plan", "hope", "wish", "intend", "try", "consider", "dream", "aim")
 )
+# Verbs (stems) that end what they govern: what they take is the thing ended.
+_ENDERS = frozenset(
+    stem(w) for w in ("quit", "stop", "leave", "give", "drop", "abandon", "ditch", "retire")
+)
+# ... and a loss: a fact telling one asserts nothing that holds.
+_LOSSES = _ENDERS | {stem("lose")}
 # Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
 _PRONOUNS = frozenset(
     {
@@ -273,3 +279,121 @@ def other_value_ended(ending: str, other: str) -> bool:
             if not p.obj or not q.obj or p.obj == q.obj or p.obj in q.kinds or q.obj in p.kinds:
                 return False
     return found
+
+
+def _holds(p: Proposition, q: Proposition, words: frozenset[str] = frozenset()) -> bool:
+    """Whether `q` asserts the doing or thing `p` reads, of one subject: the same verb with
+    objects that may be one ("stopped running" / "go running on Tuesdays"; a light verb needs
+    the object too), or the same thing under another verb ("stopped using Firefox" / "browse
+    with Firefox", "quit smoking" / "smoke a pack a week", "quit his finance job" / "works in
+    finance"). `words` are the stems of `q`'s text."""
+    # Two kinds of one thing are two things: "no longer teaches dance classes" / "teaches
+    # hip hop classes"; unless `q`'s text names `p`'s kind elsewhere ("jazz vinyl records").
+    if not _same_subject(p.subject, q.subject) or (
+        p.obj == q.obj
+        and p.kinds
+        and q.kinds
+        and not match_words(p.kinds, q.kinds)
+        and not match_words(p.kinds, words)
+    ):
+        return False
+    if p.predicate == q.predicate:
+        if p.predicate in _LIGHT:
+            return bool(p.obj) and p.obj == q.obj
+        return not p.obj or not q.obj or p.obj == q.obj or p.obj in q.kinds or q.obj in p.kinds
+    # Under another verb only when `p` reads the ending itself or a general verb: "doesn't
+    # play football anymore" says nothing of watching it.
+    return (
+        bool(p.obj)
+        and p.predicate in _ENDERS | _LIGHT | {"use"}
+        and (
+            p.obj in (q.obj, q.predicate)
+            or (bool(q.obj) and q.predicate not in _LIGHT and q.obj in p.kinds)
+        )
+    )
+
+
+def _wished(q: Proposition, said: frozenset[Proposition]) -> bool:
+    """A doing its subject only wishes, plans or dreams of, whatever the wish's object, or a
+    doing said of nobody ("loves basketball and dreams of playing professionally")."""
+    return (
+        q.intended
+        and not q.subject
+        or q.intended
+        and any(
+            r.predicate in _WISH and not r.negated and _same_subject(r.subject, q.subject)
+            for r in said
+        )
+    )
+
+
+# Change words that end whatever verb their clause negates or states: "doesn't drink coffee
+# anymore", "no longer teaches dance classes".
+_CLAUSE_ENDS = frozenset({"anymore", "any more", "not anymore", "no longer", "no more"})
+
+
+def _ended(text: str, words: frozenset[str]) -> frozenset[Proposition]:
+    """What a change told by `words` ends: the objects of an ending verb ("quit her job at the
+    bakery") and the doings it governs ("stopped going to the gym"), or what a clause that
+    ends by "anymore" or "no longer" negates or states. Not what it says came instead ("left
+    his job to pursue dancing")."""
+    said = propositions(text)
+    enders = {p for p in said if p.predicate in _ENDERS}
+    found = {p for p in enders if p.obj} | {
+        p for p in said if p.intended and any(_same_subject(e.subject, p.subject) for e in enders)
+    }
+    if words & _CLAUSE_ENDS:
+        # "No longer" is no negation to the parser: its clause's verb is what it ends.
+        plain = "no longer" in words or "no more" in words
+        found |= {
+            p for p in said if p.subject and p.predicate not in _ENDERS and (p.negated or plain)
+        }
+    return frozenset(p for p in found if p.predicate != stem("long"))
+
+
+def ended_asserted(ending: str, other: str, words: frozenset[str]) -> bool:
+    """Whether `other` asserts what `ending` says has ended (`_ended`), of its subject: "I
+    don't drink coffee anymore" / "I drink coffee every morning" do; "... / I prefer tea over
+    coffee" and "Deborah doesn't go to the gym anymore" / "Deborah teaches yoga" do not. An
+    ending or a loss in `other` asserts nothing ("Jon lost his job as a banker")."""
+    ended = _ended(ending, words)
+    named = frozenset(stem(t) for t in tokens(other))
+    # `other` names a word of what ended, or none of its propositions can hold it: asked
+    # before `other` is parsed (of the facts a write meets, mostly stored ones never parsed).
+    keys = {w for p in ended for w in (p.predicate, p.obj, *p.kinds) if w and w not in _LIGHT}
+    if not match_words(frozenset(keys), named):
+        return False
+    said = propositions(other)
+    # What `other` tells lost it does not assert held ("Jon lost his job", "mentioned losing
+    # his job").
+    lost = {q.obj for q in said if q.predicate in _LOSSES}
+    # A doing said of nobody where another has a subject is no value that ended ("quit his
+    # finance job to work at a shelter"); where none has one, the parser found no subject.
+    anyone = not any(p.subject for p in ended)
+    return any(
+        _holds(p, q, named)
+        for p in ended
+        if p.subject or anyone
+        for q in said
+        if not q.negated
+        and q.predicate not in _LOSSES
+        and q.obj not in lost
+        and not _wished(q, said)
+    )
+
+
+def doing_shared(changed: str, other: str) -> bool:
+    """Whether a change told by "now" alone says a state ("Ana is now a teacher": a state
+    replaces a state), or a doing that `other` asserts too ("I work from the office every day
+    now" / "I work remotely"). "I'm learning Japanese with a tutor now" says nothing against
+    "I love Japanese food": one may learn one thing and love another."""
+    now, said = propositions(changed), propositions(other)
+    anyone = not any(p.subject for p in now)
+    named = frozenset(stem(t) for t in tokens(other))
+    return any(p.state or p.predicate == "be" for p in now) or any(
+        _holds(p, q, named)
+        for p in now
+        if p.subject or anyone
+        for q in said
+        if not q.negated and not _wished(q, said)
+    )

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ankita._config import Settings
-from ankita.analysis._change import (
-    only_ends,
-)
+from ankita.analysis._change import ended_said, only_ends
 from ankita.analysis._claims import contradicting
 from ankita.analysis._comparison import (
     CONFLICT,
@@ -336,6 +334,13 @@ def compare_texts(
             # One value replaced in an otherwise identical sentence, or one attribute of the
             # user stated twice: the frame is the same.
             if any(f.check in ("value", "attribute") for f in conflicting):
+                frame_score = 1.0
+            # An ending whose ended doing the other asserts of its subject is one slot,
+            # whatever else each says ("I stopped running because of a knee injury" / "I go
+            # running on Tuesday mornings"), read from the two texts' propositions.
+            elif any(f.check == "change_of_state" for f in conflicting) and ended_said(
+                old_text, new_text
+            ):
                 frame_score = 1.0
             # Cosine may stand for "same subject" only where the wording differs by polarity;
             # "I'm 41" / "My wife is 39" are close in meaning but about different people, and

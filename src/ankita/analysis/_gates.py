@@ -3,6 +3,7 @@ could make it a merge or a conflict, read from the two texts' profiles (docs/ind
 
 from __future__ import annotations
 
+from ankita.analysis._change import ended_said
 from ankita.analysis._disagree import has_opposite_pair
 from ankita.analysis._profile import Text, as_profile
 from ankita.analysis._similarity import SHORT_FACT_WORDS, count_shared
@@ -29,6 +30,9 @@ def could_conflict(old: Text, new: Text, score: float, conflict_line: float) -> 
     if not old.attribute_keys.isdisjoint(new.attribute_keys):  # one attribute stated twice
         return True
     shared = min(count_shared(old, new), count_shared(new, old))
+    # An ending of what the other asserts is one slot whatever else each says (`_decision`).
+    if shared and ended_said(old, new):
+        return True
     return frames_may_reach(shared, old.core_size, new.core_size, conflict_line)
 
 

@@ -36,7 +36,7 @@ _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a nou
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 9
+RULES = 10
 PARSES_KEPT = 4096
 
 
@@ -123,6 +123,10 @@ def _doer(gerund: Any) -> str:
     return ""
 
 
+# Prepositions that open a cause or a time, not a thing the verb is about.
+_CAUSES = frozenset({"because", "after", "before", "since", "due", "despite"})
+
+
 def _objects(verb: Any) -> list[Any]:
     """The nouns and complements a verb says something about, through prepositions and an
     open complement too ("not allergic to peanuts", "doesn't like to eat meat")."""
@@ -133,6 +137,10 @@ def _objects(verb: Any) -> list[Any]:
             if child.dep_ in _OBJECT_DEPS:
                 out.append(child)
                 out += [c for c in child.conjuncts if c.pos_ in ("NOUN", "PROPN")]  # "X and Y"
+            # A cause or a time is not what the verb is about: "stopped running because of a
+            # knee injury" ended running, not the injury.
+            if child.dep_ == "prep" and child.lower_ in _CAUSES:
+                continue
             if child.dep_ in ("prep", "acomp", "xcomp", "agent", "dative") or _is_fan(child):
                 todo.append(child)
     return out

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 
-from ankita.analysis._change import change_words, changed_slot_said, only_ends
+from ankita.analysis._change import change_words, ended_said, only_ends
 from ankita.analysis._claims import (
     actions_only,
     contradicting,
+    doing_shared,
     mention_only,
     occasions,
     only_intended,
@@ -36,6 +37,9 @@ _TIMES = frozenset({"numbers", "days", "months"})
 _BEGIN_END = frozenset(
     frozenset(stem(w) for w in pair) for pair in (("start", "finish"), ("arrive", "leave"))
 )
+
+# Change words that only say "at present": the change is what the fact says now.
+_PRESENT = frozenset({"now", "nowadays", "these days"})
 
 SURE, POSSIBLE, UNRELATED = "sure", "possible", "unrelated"
 
@@ -176,11 +180,15 @@ def _fitted(comparison: Comparison, new_text: str, old_text: str) -> str:
 def _unnamed_end(old_text: str, new_text: str) -> bool:
     """A stated change that only ends something (`_change.only_ends`), whose slot the other
     fact does not name in its words (`changed_slot_said`), or whose ended value is not what
-    the other asserts (`_claims.other_value_ended`)."""
+    the other asserts (`_claims.other_value_ended`, `_claims.ended_asserted`); or a change
+    told by "now" alone, of a doing the other does not assert (`_claims.doing_shared`)."""
     old, new = profile_of(old_text), profile_of(new_text)
     ending, other = (new_text, old_text) if change_words(new) else (old_text, new_text)
+    words = change_words(profile_of(ending))
+    if words and words <= _PRESENT:
+        return not doing_shared(ending, other)
     return only_ends(profile_of(ending)) and (
-        not changed_slot_said(old, new) or other_value_ended(ending, other)
+        not ended_said(old, new) or other_value_ended(ending, other)
     )
 
 

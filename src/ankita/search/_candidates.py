@@ -172,6 +172,13 @@ class CandidateSearch:
         )
         short = tuple(Field.short(c) for c in partners)
         asks = [Ask(("",), (Group(lookup.specific, frozenset()),))]
+        # An ending meets the fact asserting what ended on one shared word, either way round.
+        # (two endings never meet so: `_change.ended_said` needs a change on one side only).
+        asks.append(
+            Ask((Field.WORD,), groups, unless=Field.ENDS)
+            if lookup.ends
+            else Ask((Field.ENDS,), groups)
+        )
         names: list[Ask] = []
         if not (
             self.settings.detect_disagreement and conflict_line >= 0.5 and dedup > SHORT_LINK_SCORE

@@ -80,6 +80,9 @@ class Field:
     # The same, for a fact whose change only ends something ("I quit working on X"): two such
     # facts never make a `value` finding (`_slots.check_value`), so such a new fact skips them.
     ENDED_SLOT = "se:"
+    # Each content word again, for a fact whose change only ends something: an ending meets
+    # the fact asserting what ended on one shared word (`_gates.could_conflict`).
+    ENDS = "ed:"
     POLAR = "q:"  # filed if the fact negates or states a change
     OPPOSITE = "p:"  # filed under each of its word forms that has an opposite
     SUBJECT = "u:"  # filed under who the fact is about, when its first words say (`subject`)
@@ -99,7 +102,7 @@ class Field:
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "26"
+ANALYZER_VERSION = "27"
 
 
 @per_text
@@ -265,9 +268,12 @@ def _unit_terms(text: str) -> frozenset[str]:
     fields = [Field.WORD] + ([Field.OPEN_WORD] if open_ else [])
     for cls in short_classes(text):
         fields += [Field.short(cls), Field.short(cls, True)] if open_ else [Field.short(cls)]
+    if only_ends(text):
+        fields.append(Field.ENDS)
     return frozenset(
         {f + w for f in fields for w in words}
         | {(Field.ENDED_SLOT if only_ends(text) else Field.SLOT) + k for k in value_slot_keys(text)}
+        | ({Field.ENDS} if only_ends(text) else set())
         | {Field.ATTRIBUTE + k for k in attribute_keys(text)}
         | {Field.NAME + w for w in firm_names(text)}
         | {Field.INITIALS + run for run in acronyms(text)}
