@@ -316,11 +316,9 @@ def _holds(p: Proposition, q: Proposition, words: frozenset[str] = frozenset()) 
 def _wished(q: Proposition, said: frozenset[Proposition]) -> bool:
     """A doing its subject only wishes, plans or dreams of, whatever the wish's object, or a
     doing said of nobody ("loves basketball and dreams of playing professionally")."""
-    return (
-        q.intended
-        and not q.subject
-        or q.intended
-        and any(
+    return q.intended and (
+        not q.subject
+        or any(
             r.predicate in _WISH and not r.negated and _same_subject(r.subject, q.subject)
             for r in said
         )
