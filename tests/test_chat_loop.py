@@ -85,21 +85,18 @@ def test_a_resumed_session_shows_its_last_messages(tmp_path):
 
 
 def test_ctrl_c_during_a_reply_cancels_the_reply_not_the_chat(tmp_path):
-    fake = FakeModel(
-        lambda body: (
-            Say("Once upon a time " * 6, gap_s=0.5)
-            if "story" in body["messages"][-1]["content"]
-            else Say("Still here.")
-        )
-    )
-
-    def press_ctrl_c_soon():
-        # A real SIGINT, as the terminal sends: it wakes the wait for the reply.
+    def brain(body):
+        if "story" not in body["messages"][-1]["content"]:
+            return Say("Still here.")
+        # A real SIGINT, as the terminal sends, while the reply streams: timed from the
+        # request's arrival, not from the input, so a slow machine's recall before it does
+        # not let the whole story through first.
         threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
-        return "tell me a story"
+        return Say("Once upon a time " * 6, gap_s=0.5)
 
+    fake = FakeModel(brain)
     try:
-        shown, _ = run_chat(tmp_path, fake, [press_ctrl_c_soon, "are you there?"])
+        shown, _ = run_chat(tmp_path, fake, ["tell me a story", "are you there?"])
         assert "(reply cancelled; not kept in the conversation)" in shown
         assert "Still here." in shown  # the chat went on
         assert shown.count("Once upon a time") < 6  # the story stopped early
