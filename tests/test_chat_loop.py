@@ -95,6 +95,9 @@ def test_ctrl_c_during_a_reply_cancels_the_reply_not_the_chat(tmp_path):
         return Say("Once upon a time " * 6, gap_s=0.5)
 
     fake = FakeModel(brain)
+    # A shell that starts the suite in the background hands it SIGINT ignored; the terminal's
+    # Ctrl-C reaches a chat in the foreground, so the test restores Python's own handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         shown, _ = run_chat(tmp_path, fake, ["tell me a story", "are you there?"])
         assert "(reply cancelled; not kept in the conversation)" in shown
@@ -106,6 +109,7 @@ def test_ctrl_c_during_a_reply_cancels_the_reply_not_the_chat(tmp_path):
         assert ("user", "tell me a story") in said
         assert not any("Once upon" in text for role, text in said if role == "assistant")
     finally:
+        signal.signal(signal.SIGINT, previous)
         fake.stop()
 
 
