@@ -19,6 +19,9 @@ _LIGHT = frozenset({"be", "have", "do", "get", "make", "go", "take"})
 _WISH = frozenset(
     stem(w) for w in ("want", "plan", "hope", "wish", "intend", "try", "consider", "dream", "aim")
 )
+# ... and of mulling it over ("thinking about moving"), which reads its doing through a
+# preposition, so the doing has no subject and the verb no object of its own.
+_MULL = frozenset({stem("think")})
 # Verbs (stems) that end what they govern: what they take is the thing ended.
 _ENDERS = frozenset(
     stem(w) for w in ("quit", "stop", "leave", "give", "drop", "abandon", "ditch", "retire")
@@ -68,15 +71,17 @@ def _one_thing(a: str, b: str, first: str, second: str) -> bool:
 def _only_wished(p: Proposition, said: frozenset[Proposition]) -> bool:
     """Whether `p` is a doing its subject only wishes or plans, with its object: "James is
     planning to go to a concert" says nothing of having been to one ("I remember watching
-    it", "I'll get out soon" do say so)."""
-    return p.intended and any(
-        q.predicate in _WISH
-        and q.predicate != p.predicate
-        and q.obj == p.obj
-        and not q.negated
-        and _same_subject(q.subject, p.subject)
-        for q in said
-    )
+    it", "I'll get out soon" do say so). A doing said of nobody under a verb of wishing or
+    mulling that reads no other object is one too: "thinking about going to Paris"."""
+
+    def wishes(q: Proposition) -> bool:
+        if q.negated or q.predicate == p.predicate or not _same_subject(q.subject, p.subject):
+            return False
+        if q.predicate in _WISH and q.obj == p.obj:
+            return True
+        return q.predicate in _WISH | _MULL and not p.subject and not q.obj and bool(q.subject)
+
+    return p.intended and any(wishes(q) for q in said)
 
 
 def _wanted(p: Proposition, said: frozenset[Proposition]) -> frozenset[str]:

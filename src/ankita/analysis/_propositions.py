@@ -31,12 +31,16 @@ _LIKE = frozenset(stem(w) for w in ("like", "love", "enjoy", "adore", "prefer"))
 _DISLIKE = frozenset(stem(w) for w in ("hate", "dislike", "detest", "loathe"))
 _NOBODY = frozenset({"nobody", "nothing", "none"})
 _MODALS = frozenset({"would", "might", "could", "should", "may", "will", "shall", "'d", "'ll"})
+# Verbs of saying: the clause they report is asserted by whoever the fact is about.
+_SAYING = frozenset(
+    {"say", "mention", "share", "tell", "explain", "reveal", "admit", "state", "note", "report"}
+)
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a noun names
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 10
+RULES = 11
 PARSES_KEPT = 4096
 
 
@@ -148,9 +152,15 @@ def _objects(verb: Any) -> list[Any]:
 
 def _intended(verb: Any) -> bool:
     """Whether a verb is only wished, planned or tried: the complement of another verb ("wants
-    to move", "thinking about quitting") or under a modal ("might quit")."""
+    to move", "thinking about quitting") or under a modal ("might quit"). What a verb of
+    saying reports is stated, not wished: "Lena says her favorite band is Arctic Monkeys",
+    "Jon mentioned losing his job"."""
     if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
         return True
+    if verb.head.lemma_ in _SAYING and (
+        verb.dep_ == "ccomp" or (verb.dep_ == "xcomp" and verb.tag_ == "VBG")
+    ):
+        return False
     head = verb.head.head if verb.dep_ == "pcomp" else verb.head
     return verb.dep_ in ("xcomp", "ccomp", "pcomp") and head.pos_ in ("VERB", "AUX", "ADJ")
 
