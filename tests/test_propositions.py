@@ -20,7 +20,7 @@ from ankita.analysis._propositions import (
     parses_run,
     propositions,
 )
-from ankita.analysis._text import stem
+from ankita.analysis._text import stated, stem
 from ankita.cli import cli
 from ankita.server._server import create_app
 from live import LiveServer
@@ -350,6 +350,38 @@ def test_a_plan_or_another_wish_does_not_answer_a_denial(memory):
     ]:
         assert contradicting(a, b, denied) is not None, (a, b)
         assert written_after(memory, a, b) == "conflict", (a, b)
+
+
+REPORTED = [
+    ("Lena's favorite band is Radiohead.", "Lena says her favorite band is Arctic Monkeys."),
+    ("Audrey lives in Denver.", "Audrey mentioned that she moved to Austin."),
+    ("Tom works at Google.", "Tom said that he works at a small bakery now."),
+]
+
+
+@pytest.mark.parametrize("a, b", REPORTED)
+def test_a_value_reported_as_said_conflicts_as_if_said_directly(a, b, tmp_path):
+    # Through a write, so the index meets the pair too, in each order.
+    for n, (first_text, second_text) in enumerate(((a, b), (b, a))):
+        with Memory(tmp_path / f"{n}.db", embedder="none") as memory:
+            first = memory.remember(first_text)
+            written = memory.remember(second_text)
+        assert written.action == "conflict", (first_text, second_text, written.reason)
+        assert written.conflicts_with == (first.fact.id,)
+
+
+def test_what_a_fact_states_when_it_reports_speech():
+    assert stated("Audrey mentioned that she moved to Austin.") == "Audrey moved to Austin."
+    assert stated("Lena says her favorite band is X") == "Lena's favorite band is X"
+    assert stated("John told Maria that he quit") == "John quit"
+    # What was shared or mentioned, not a clause: the text as it is.
+    for text in (
+        "Gina shared her excitement about the studio",
+        "Maria mentioned her brother in the call",
+        "Caroline mentioned the importance of peace",
+        "I said I live in Berlin",
+    ):
+        assert stated(text) == text
 
 
 def test_what_a_verb_of_saying_reports_is_stated(memory):

@@ -12,7 +12,7 @@ from ankita.analysis._cues import MANY
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
 from ankita.analysis._profile import Text, per_text
 from ankita.analysis._subjects import subject
-from ankita.analysis._text import clauses, number_value, stem
+from ankita.analysis._text import clauses, number_value, stated, stem
 
 _STOP_VALUE = {
     "and",
@@ -114,9 +114,10 @@ def attributes(text: str) -> dict[str, tuple[str, ...]]:
     """{attribute: value words} stated about the user (first person, not negated), and
     {"home@<name>" or "employer@<name>": value words} about a person a fact opens with."""
     found: dict[str, tuple[str, ...]] = {}
-    who = subject(text) or ""
+    said = stated(text)  # what a reported clause states, of the person who said it
+    who = subject(said) or ""
     name = who.split()[1] if who.startswith("name ") and len(who.split()) == 2 else ""
-    for clause in clauses(text):
+    for clause in clauses(said):
         words = set(clause)
         if "i" in words and words & NEGATIONS and words & {"relationship", "married", "dated"}:
             found.setdefault("marital", ("single",))  # "I have never had a relationship"

@@ -46,6 +46,7 @@ class TextProfile:
     text: str
     # What each analysis returns: read by mypy and by readers; filled in on first read.
     language: str
+    stated: str
     tokens: tuple[str, ...]
     clauses: tuple[tuple[str, ...], ...]
     sentences: tuple[str, ...]

@@ -29,6 +29,7 @@ from ankita.analysis._text import (
     clauses,
     names,
     number_value,
+    stated,
     stem,
     tokens,
 )
@@ -36,7 +37,7 @@ from ankita.analysis._text import (
 
 @per_text
 def _frame_tokens(text: str) -> tuple[str, ...]:
-    toks = tokens(text)
+    toks = tokens(stated(text))  # "Lena says her favorite band is X": Lena's favorite band
     out = []
     for i, word in enumerate(toks):
         if word in ARTICLES:

@@ -102,7 +102,7 @@ class Field:
 
 # Bumped whenever the words a text is filed under change (tokens, stemming, stop-words, terms):
 # a store indexed by another version is refiled once when it is opened.
-ANALYZER_VERSION = "27"
+ANALYZER_VERSION = "28"
 
 
 @per_text
