@@ -194,6 +194,42 @@ def test_a_possible_conflict_stays_possible_when_the_judge_fails_or_is_not_asked
         assert m.remember(CANNOT_WITHOUT[2][1]).possible_conflicts
 
 
+# A kind denied, and a member of it had by the same person: the words share nothing but the
+# name, so only the judge flags them; the parse says one denies and the other asserts having.
+MEMBER_OF_DENIED_KIND = [
+    ("Andrew does not currently have any pets.", "Andrew adopted a puppy named Toby."),
+    ("Andrew does not currently have any pets.", "Andrew took his dog Toby for a walk."),
+    ("Kim doesn't have any pets.", "Kim has a cat named Pepper."),
+    ("Nate doesn't have any children.", "Nate picked up his daughter from school."),
+]
+# ... while one thing denied ("a garden"), a wish, a past, or another person's stays possible.
+NOT_A_MEMBER_HAD = [
+    ("Maria doesn't have a garden.", "Maria's plants are thriving on her balcony."),
+    ("Andrew does not currently have any pets.", "Andrew is thinking about adopting a dog."),
+    ("Sam doesn't have any pets.", "Sam's neighbor has a dog named Rex."),
+]
+
+
+@pytest.mark.parametrize("a, b", MEMBER_OF_DENIED_KIND)
+def test_a_member_of_a_denied_kind_is_a_sure_conflict(db_path, a, b):
+    with Memory(db_path, embedder="local", judge="nli") as m:
+        first = m.remember(a).fact
+        result = m.remember(b)
+        assert result.action == "conflict" and result.conflicts_with == (first.id,), result.reason
+        assert m.recall(b).notice is not None
+    with Memory(db_path.with_name("off.db"), embedder="local", judge="off") as m:
+        m.remember(a)
+        assert m.remember(b).action != "conflict"  # the judge's reading is what ties them
+
+
+@pytest.mark.parametrize("a, b", NOT_A_MEMBER_HAD)
+def test_one_thing_denied_or_a_member_not_had_is_never_sure(db_path, a, b):
+    with Memory(db_path, embedder="local", judge="nli") as m:
+        m.remember(a)
+        result = m.remember(b)
+        assert result.conflicts_with == (), result.reason
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(2))
 def test_index_and_exhaustive_decide_identically_with_the_judge(tmp_path, seed):

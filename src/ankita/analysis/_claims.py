@@ -254,6 +254,48 @@ def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
     return seen
 
 
+def _kind_denied(text: str, obj: str) -> bool:
+    """Whether `text` denies the object `obj` (a stem) as a kind, not as one thing: "any pets",
+    "no siblings", "kids"; not "a garden", which the same word in the other fact answers."""
+    toks = tokens(text)
+    for i, word in enumerate(toks):
+        if not (stem(word).startswith(obj) or obj.startswith(stem(word))) or len(word) < 3:
+            continue
+        before = toks[max(0, i - 2) : i]
+        if "any" in before or "no" in before:
+            return True
+        if stem(word) != word and not {"a", "an", "one"} & set(before):
+            return True  # a plural with no article: "doesn't have kids"
+    return False
+
+
+def member_of_denied_kind(first: str, second: str) -> bool:
+    """Whether one text denies that its named subject has any of a kind ("Andrew does not have
+    any pets", "Nate has no siblings") and the other says that subject has something, not
+    only wished ("his dog Toby", "adopted a puppy", "Nate's daughter"). Whether the thing is
+    of the kind is the contradiction judge's reading; this says only that the two facts
+    deny and assert having, of one subject."""
+    pa, pb = propositions(first), propositions(second)
+    for (neg, denying), pos in (((pa, first), pb), ((pb, second), pa)):
+        for n in neg:
+            if not (n.negated and n.predicate == "have" and n.obj) or n.subject in ("", *_PRONOUNS):
+                continue
+            if not _kind_denied(denying, n.obj):
+                continue
+            for p in pos:
+                if (
+                    not p.negated
+                    and p.predicate == "have"
+                    and p.obj
+                    and p.obj != n.obj
+                    and not p.intended
+                    and p.subject not in ("", *_PRONOUNS)
+                    and _same_subject(n.subject, p.subject)
+                ):
+                    return True
+    return False
+
+
 def only_intended(word: str, *texts: str) -> bool:
     """Whether `word` (a stem) is a verb of these texts that is only wished, planned or tried
     wherever one says it ("Andrew wants to move out of the city")."""

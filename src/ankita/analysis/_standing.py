@@ -12,6 +12,7 @@ from ankita.analysis._claims import (
     actions_only,
     contradicting,
     doing_shared,
+    member_of_denied_kind,
     mention_only,
     occasions,
     only_intended,
@@ -138,6 +139,16 @@ def standing(comparison: Comparison, new_text: str, old_text: str) -> str:
         or begun_and_ended(comparison, new_text, old_text)
     ):
         return POSSIBLE
+    # A denied kind against a member of it had by the same subject ("Andrew does not have any
+    # pets" / "Andrew adopted a puppy"): the words share nothing, so only the judge flags it,
+    # and the parse says the two deny and assert having of one subject.
+    if (
+        found == POSSIBLE
+        and judge_read(comparison)
+        and _english(new_text, old_text)
+        and member_of_denied_kind(old_text, new_text)
+    ):
+        return SURE
     return found
 
 
