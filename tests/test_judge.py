@@ -202,9 +202,12 @@ MEMBER_OF_DENIED_KIND = [
     ("Kim doesn't have any pets.", "Kim has a cat named Pepper."),
     ("Nate doesn't have any children.", "Nate picked up his daughter from school."),
 ]
-# ... while one thing denied ("a garden"), a wish, a past, or another person's stays possible.
+# ... while one thing denied ("a garden"), a wish, another person's, or a denial of the past
+# ("growing up") is never sure.
 NOT_A_MEMBER_HAD = [
     ("Maria doesn't have a garden.", "Maria's plants are thriving on her balcony."),
+    ("Melanie did not have any pets growing up.", "Melanie has a dog named Luna."),
+    ("Melanie has a dog named Luna.", "Melanie did not have any pets growing up."),
     ("Andrew does not currently have any pets.", "Andrew is thinking about adopting a dog."),
     ("Sam doesn't have any pets.", "Sam's neighbor has a dog named Rex."),
 ]

@@ -269,6 +269,18 @@ def _kind_denied(text: str, obj: str) -> bool:
     return False
 
 
+def _denied_in_the_past(text: str) -> bool:
+    """Whether a denial is told of the past ("did not have any pets growing up", "never had a
+    dog as a kid"): it says nothing of now. "Has never had a pet" runs up to now."""
+    toks = tokens(text)
+    for i, word in enumerate(toks[:-1]):
+        if word == "did" and toks[i + 1] in ("not", "never"):
+            return True
+        if word == "never" and toks[i + 1] == "had" and not {"have", "has"} & set(toks[:i]):
+            return True
+    return False
+
+
 def member_of_denied_kind(first: str, second: str) -> bool:
     """Whether one text denies that its named subject has any of a kind ("Andrew does not have
     any pets", "Nate has no siblings") and the other says that subject has something, not
@@ -280,7 +292,7 @@ def member_of_denied_kind(first: str, second: str) -> bool:
         for n in neg:
             if not (n.negated and n.predicate == "have" and n.obj) or n.subject in ("", *_PRONOUNS):
                 continue
-            if not _kind_denied(denying, n.obj):
+            if not _kind_denied(denying, n.obj) or _denied_in_the_past(denying):
                 continue
             for p in pos:
                 if (
