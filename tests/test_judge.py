@@ -201,6 +201,8 @@ MEMBER_OF_DENIED_KIND = [
     ("Andrew does not currently have any pets.", "Andrew took his dog Toby for a walk."),
     ("Kim doesn't have any pets.", "Kim has a cat named Pepper."),
     ("Nate doesn't have any children.", "Nate picked up his daughter from school."),
+    ("I don't have any pets.", "I have two cats."),
+    ("I don't have any pets.", "My dog Max loves the park."),
 ]
 # ... while one thing denied ("a garden"), a wish, another person's, or a denial of the past
 # ("growing up") is never sure.

@@ -141,6 +141,9 @@ def test_what_a_text_asserts():
     assert any(p.predicate == "have" and p.obj == "cat" and not p.negated for p in found)
     negated = propositions("I don't live in Leeds anymore")
     assert any(p.negated and p.obj == "leed" or p.obj == "leeds" for p in negated)
+    # "my" is the speaker's, whatever the sentence's subject.
+    mine = propositions("My dog Max loves the park.")
+    assert any(p.subject == "i" and p.predicate == "have" and p.obj == "dog" for p in mine)
 
 
 # Two occasions of one kind of event, told in the simple past, may differ in when or how many

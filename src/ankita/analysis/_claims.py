@@ -255,18 +255,21 @@ def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
 
 
 def _kind_denied(text: str, obj: str) -> bool:
-    """Whether `text` denies the object `obj` (a stem) as a kind, not as one thing: "any pets",
-    "no siblings", "kids"; not "a garden", which the same word in the other fact answers."""
+    """Whether `text` denies the object `obj` (a stem) as a kind, in the plural: "any pets", "no
+    siblings", "kids"; not one thing ("a garden", which the same word in the other fact
+    answers), nor a mass ("no experience", which no thing had is a member of)."""
     toks = tokens(text)
     for i, word in enumerate(toks):
         if not (stem(word).startswith(obj) or obj.startswith(stem(word))) or len(word) < 3:
             continue
-        before = toks[max(0, i - 2) : i]
-        if "any" in before or "no" in before:
+        plural = (word.endswith("s") and not word.endswith("ss")) or word in _PLURALS
+        if plural and not {"a", "an", "one"} & set(toks[max(0, i - 2) : i]):
             return True
-        if stem(word) != word and not {"a", "an", "one"} & set(before):
-            return True  # a plural with no article: "doesn't have kids"
     return False
+
+
+# Plurals without an -s that a denial of having names as a kind ("no children").
+_PLURALS = frozenset({"children", "people"})
 
 
 def _denied_in_the_past(text: str) -> bool:
@@ -282,15 +285,22 @@ def _denied_in_the_past(text: str) -> bool:
 
 
 def member_of_denied_kind(first: str, second: str) -> bool:
-    """Whether one text denies that its named subject has any of a kind ("Andrew does not have
-    any pets", "Nate has no siblings") and the other says that subject has something, not
-    only wished ("his dog Toby", "adopted a puppy", "Nate's daughter"). Whether the thing is
-    of the kind is the contradiction judge's reading; this says only that the two facts
-    deny and assert having, of one subject."""
+    """Whether one text denies that its subject has any of a kind ("Andrew does not have any
+    pets", "I don't have any pets") and the other says that subject has something, not only
+    wished ("his dog Toby", "adopted a puppy", "I have two cats"). The subject is a name, or
+    "I" in both (the user); another pronoun may be anyone. Whether the thing is of the kind
+    is the contradiction judge's reading; this says only that the two facts deny and assert
+    having, of one subject."""
+
+    def named(subject: str) -> bool:
+        return bool(subject) and subject not in _PRONOUNS
+
     pa, pb = propositions(first), propositions(second)
     for (neg, denying), pos in (((pa, first), pb), ((pb, second), pa)):
         for n in neg:
-            if not (n.negated and n.predicate == "have" and n.obj) or n.subject in ("", *_PRONOUNS):
+            if not (n.negated and n.predicate == "have" and n.obj):
+                continue
+            if not (named(n.subject) or n.subject == "i"):
                 continue
             if not _kind_denied(denying, n.obj) or _denied_in_the_past(denying):
                 continue
@@ -301,7 +311,7 @@ def member_of_denied_kind(first: str, second: str) -> bool:
                     and p.obj
                     and p.obj != n.obj
                     and not p.intended
-                    and p.subject not in ("", *_PRONOUNS)
+                    and (p.subject == n.subject == "i" or (named(p.subject) and named(n.subject)))
                     and _same_subject(n.subject, p.subject)
                 ):
                     return True

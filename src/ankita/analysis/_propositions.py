@@ -40,7 +40,7 @@ _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a nou
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 11
+RULES = 12
 PARSES_KEPT = 4096
 
 
@@ -375,7 +375,8 @@ def _read(doc: Any) -> frozenset[Proposition]:
         owner = next((c for c in token.children if c.dep_ == "poss"), None)
         if owner is None or token.pos_ not in ("NOUN", "PROPN"):
             continue
-        who = main if owner.lower_ in owners else _who(owner)
+        # "my" is the speaker's, whatever the sentence's subject ("My dog Max loves the park").
+        who = "i" if owner.lower_ == "my" else main if owner.lower_ in owners else _who(owner)
         nouns = (c for c in token.children if c.dep_ in _MODIFIERS)
         for noun in (token, *nouns):  # "his pet dog": a dog, and a pet
             out.add(Proposition(str(who).lower(), "have", _word(noun), False, _kinds(noun)))
