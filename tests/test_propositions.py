@@ -20,7 +20,8 @@ from ankita.analysis._propositions import (
     parses_run,
     propositions,
 )
-from ankita.analysis._text import stated, stem
+from ankita.analysis._reported import stated
+from ankita.analysis._text import stem
 from ankita.cli import cli
 from ankita.server._server import create_app
 from live import LiveServer

@@ -11,8 +11,9 @@ from __future__ import annotations
 from ankita.analysis._cues import MANY
 from ankita.analysis._lexicon import NEGATIONS, STOP_WORDS
 from ankita.analysis._profile import Text, per_text
+from ankita.analysis._reported import stated
 from ankita.analysis._subjects import subject
-from ankita.analysis._text import clauses, number_value, stated, stem
+from ankita.analysis._text import clauses, number_value, stem
 
 _STOP_VALUE = {
     "and",

@@ -280,11 +280,13 @@ def ended_said(a: Text, b: Text) -> bool:
     )
 
 
+def _shared_words(a: Text, b: Text) -> list[tuple[str, str]]:
+    """The content words the two facts share (`match_words` pairs), names of subjects aside."""
+    return match_words(content_words(a) - subject_words(a), content_words(b) - subject_words(b))
+
+
 def _shares_words(a: Text, b: Text) -> bool:
-    """Whether the two facts share a content word, names of subjects aside."""
-    return bool(
-        match_words(content_words(a) - subject_words(a), content_words(b) - subject_words(b))
-    )
+    return bool(_shared_words(a, b))
 
 
 def _only_where_to(mover: Text, other: Text, moves: frozenset[str]) -> bool:
@@ -301,7 +303,4 @@ def _only_where_to(mover: Text, other: Text, moves: frozenset[str]) -> bool:
         if moves is _SWITCHES and len(tail) > 1 and tail[1].endswith("ing"):
             tail = tail[2:]
     where = frozenset(stem(w) for w in tail)
-    shared = match_words(
-        content_words(mover) - subject_words(mover), content_words(other) - subject_words(other)
-    )
-    return all(x in where for x, _ in shared)
+    return all(x in where for x, _ in _shared_words(mover, other))

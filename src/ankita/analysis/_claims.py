@@ -254,6 +254,10 @@ def mention_only(first: str, second: str, negated: frozenset[str]) -> bool:
     return seen
 
 
+# Plurals without an -s that a denial of having names as a kind ("no children").
+_PLURALS = frozenset({"children", "people"})
+
+
 def _kind_denied(text: str, obj: str) -> bool:
     """Whether `text` denies the object `obj` (a stem) as a kind, in the plural: "any pets", "no
     siblings", "kids"; not one thing ("a garden", which the same word in the other fact
@@ -266,10 +270,6 @@ def _kind_denied(text: str, obj: str) -> bool:
         if plural and not {"a", "an", "one"} & set(toks[max(0, i - 2) : i]):
             return True
     return False
-
-
-# Plurals without an -s that a denial of having names as a kind ("no children").
-_PLURALS = frozenset({"children", "people"})
 
 
 def _denied_in_the_past(text: str) -> bool:

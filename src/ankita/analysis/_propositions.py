@@ -22,6 +22,7 @@ from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from ankita.analysis._reported import SAYING
 from ankita.analysis._text import stem
 
 # Verbs that state having something, and so agree with a possessive ("his pet").
@@ -31,10 +32,6 @@ _LIKE = frozenset(stem(w) for w in ("like", "love", "enjoy", "adore", "prefer"))
 _DISLIKE = frozenset(stem(w) for w in ("hate", "dislike", "detest", "loathe"))
 _NOBODY = frozenset({"nobody", "nothing", "none"})
 _MODALS = frozenset({"would", "might", "could", "should", "may", "will", "shall", "'d", "'ll"})
-# Verbs of saying: the clause they report is asserted by whoever the fact is about.
-_SAYING = frozenset(
-    {"say", "mention", "share", "tell", "explain", "reveal", "admit", "state", "note", "report"}
-)
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a noun names
 _lock = threading.Lock()
@@ -157,7 +154,7 @@ def _intended(verb: Any) -> bool:
     "Jon mentioned losing his job"."""
     if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
         return True
-    if verb.head.lemma_ in _SAYING and (
+    if verb.head.lemma_ in SAYING and (
         verb.dep_ == "ccomp" or (verb.dep_ == "xcomp" and verb.tag_ == "VBG")
     ):
         return False

@@ -20,6 +20,7 @@ from ankita.analysis._cues import (
 )
 from ankita.analysis._lexicon import FUNCTION_WORDS, STOP_WORDS
 from ankita.analysis._profile import Text, as_profile, per_text
+from ankita.analysis._reported import stated
 from ankita.analysis._similarity import match_words
 from ankita.analysis._subjects import (
     verb_like,
@@ -29,7 +30,6 @@ from ankita.analysis._text import (
     clauses,
     names,
     number_value,
-    stated,
     stem,
     tokens,
 )

@@ -193,38 +193,6 @@ def _expand(word: str) -> tuple[str, ...]:
     return (word.strip("'"),)
 
 
-# A fact that opens by reporting what its person said ("Audrey mentioned that she moved to
-# Austin", "Lena says her favorite band is ..."): the pronoun that opens the reported clause is
-# read as that person. A possessive only after "that" or a form of *say*: "shared her
-# excitement" and "mentioned her brother" name what was shared or mentioned.
-_SAYING = (
-    r"(?:said|says|mentioned|mentions|shared|shares|explained|explains|revealed|reveals|"
-    r"admitted|admits|noted|notes|stated|states|reported|reports|told\s+\w+|tells\s+\w+)"
-)
-_REPORTED = re.compile(
-    rf"^(?P<who>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:also\s+|later\s+|then\s+)?"
-    rf"(?P<verb>{_SAYING})(?P<that>\s+that)?\s+(?P<pro>he|she|they|his|her|their)\s+(?P<rest>\S.*)$",
-    re.DOTALL,
-)
-
-
-@per_text
-def stated(text: str) -> str:
-    """What a fact states when it reports what its person said, as if it said it directly:
-    "Audrey mentioned that she moved to Austin" -> "Audrey moved to Austin"; else the text."""
-    found = _REPORTED.match(text.strip())
-    if not found:
-        return text
-    who, pro = found["who"], found["pro"]
-    if who.split()[0].lower() in ("i", "we", "my", "our"):
-        return text
-    if pro in ("he", "she", "they"):
-        return f"{who} {found['rest']}"
-    if found["that"] or found["verb"].startswith("sa"):
-        return f"{who}'s {found['rest']}"
-    return text
-
-
 @per_text
 def tokens(text: str) -> tuple[str, ...]:
     """All word tokens of `text`, contractions expanded, spellings folded; a fact in another
