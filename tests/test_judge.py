@@ -287,9 +287,10 @@ def test_without_the_judge_that_pair_merges(db_path):
 
 def test_a_merge_the_judge_reads_as_compatible_is_made(db_path):
     with Memory(db_path, embedder="local", judge="nli") as m:
-        first = m.remember("Maria has been volunteering at a homeless shelter, finding it fun")
-        result = m.remember("Maria finds volunteering at the homeless shelter really fulfilling")
-        compared = m.compare(first.fact.text, result.fact.text)
+        old = "Maria has been volunteering at a homeless shelter, finding it fun"
+        new = "Maria finds volunteering at the homeless shelter really fulfilling"
+        first, result = m.remember(old), m.remember(new)
+        compared = m.compare(old, new)
     assert result.merged_into == first.fact.id
     label, passed = compared.gates[-1]
     assert label.startswith("contradiction judge") and not passed
@@ -303,3 +304,18 @@ def test_a_failing_judge_never_blocks_a_merge(db_path, judge):
         result = m.remember(STILL)
     assert result.merged_into == first.fact.id
     assert "the contradiction judge failed (out of memory)" in result.reason
+
+
+def test_a_word_for_word_repeat_merges_without_asking_the_judge(db_path, judge):
+    # A judge that fails on every run shows whether it was asked: it says so in the reason.
+    broken = ContradictionJudge()
+    broken._loaded = (judge._load()[0], FailingRuntime())
+    with Memory(db_path, embedder="local", judge=broken) as m:
+        first = m.remember(FINISHED)
+        again = m.remember("  i FINISHED the website   project")
+        reworded = m.remember("I have finished the website project")
+        compared = m.compare(FINISHED, FINISHED.upper())
+    assert again.merged_into == first.fact.id and "judge" not in again.reason
+    assert reworded.merged_into == first.fact.id
+    assert "the contradiction judge failed (out of memory)" in reworded.reason
+    assert compared.action == "merge" and not any("judge" in g for g, _ in compared.gates)

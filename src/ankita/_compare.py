@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from ankita._config import Settings
 from ankita._errors import InvalidInput, NotFound, UndoError
+from ankita._merge_check import repeated
 from ankita._models import Event
 from ankita._validate import validate_id
 from ankita._write import Writer
@@ -37,7 +38,9 @@ def compare_pair(writer: Writer, a: str, b: str, kind: str) -> Comparison:
     comparison = compare_texts(b, kind, a, kind, settings, cos, model, True, writer.novelty)
     # As the write does: the judge reads a pair the rules left apart (`judge_asks`), and a
     # merge before it is made (`_merge_check`) where the new text has a vector.
-    reads_merge = comparison.action == MERGE and model is not None and vb is not None
+    reads_merge = (
+        comparison.action == MERGE and model is not None and vb is not None and not repeated(a, b)
+    )
     if writer.judge is None or not (reads_merge or judge_asks(comparison, settings)):
         return comparison
     return judged(comparison, writer.judge.contradiction([(a, b)])[0], settings)

@@ -143,15 +143,19 @@ class TermsSQL(SQLBase):
     ) -> list[tuple[str, str]]:
         """(fact id, term) of every term of these facts, or of those under one of `fields`."""
         rows: list[tuple[str, str]] = []
+        # The fields are asked in SQL: most of a fact's terms are under other fields, and each
+        # row returned is decoded in Python. substr, not a range: Postgres collations ignore
+        # punctuation.
+        wanted = " OR ".join(["substr(term, 1, ?) = ?"] * len(fields or ()))
+        where = f" AND ({wanted})" if wanted else ""
+        asked = [x for f in fields or () for x in (len(f), f)]
         for start in range(0, len(ids), TERMS_MAX):
             chunk = padded_list(ids[start : start + TERMS_MAX])
             rows += self._run(
-                f"SELECT fact_id, term FROM terms WHERE fact_id IN ({placeholders(chunk)})", chunk
+                f"SELECT fact_id, term FROM terms WHERE fact_id IN ({placeholders(chunk)}){where}",
+                [*chunk, *asked],
             ).fetchall()
-        if fields is None:
-            return rows
-        under = tuple(fields)
-        return [row for row in rows if row[1].startswith(under)]
+        return rows
 
     def groups_met(self, ids: Sequence[str], ask: Ask) -> dict[str, set[int]]:
         """For each of these facts, the groups of the ask that one of its terms meets."""
