@@ -613,6 +613,21 @@ def test_a_stored_fact_is_parsed_once(memory, db):
         assert third.action.value == "created"
 
 
+def test_a_fact_parsed_by_a_comparison_that_flags_nothing_keeps_its_parse(memory, db):
+    """Not only flagged facts: every stored fact a write parsed keeps its parse, and a later
+    process reads it back before comparing, so it is never parsed again."""
+    stored = memory.remember("Jon loves watching dance videos.").fact
+    ending = memory.remember("Jon no longer teaches dance classes.")
+    # The ending was read against the stored fact (one word shared) and ends nothing it says.
+    assert not ending.conflicts_with and not ending.possible_conflicts
+    assert stored.id in memory.store.parses_of([stored.id], parser_id())
+    with Memory(db, embedder="none", user=memory.user) as later:
+        forget_known()
+        before = parses_run()
+        later.remember("Jon quit teaching dance at the studio.")
+        assert parses_run() - before == 1  # the new text alone
+
+
 def test_a_parse_read_from_another_text_or_parser_is_read_again(memory, db):
     fact = memory.remember("Maya does not own a car.").fact
     memory.remember("Maya washed her car on Sunday before the trip.")

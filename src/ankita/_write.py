@@ -134,6 +134,8 @@ class Writer:
         with self.store.transaction(self.user) as store:
             step = Step(store, uuid.uuid4().hex, now_iso(self.clock), model)
             stored = self.search.candidates(store, text, kind, probes, model)
+            # Their parses, read back before a comparison could parse them again (`_parses`).
+            kept = read_stored(store, stored)
             vectors = (
                 store.vectors_of([f.id for f in stored], model)
                 if vector is not None and model
@@ -178,6 +180,7 @@ class Writer:
                 )
                 gone = {f.id for _, f in refused}
                 scored = [cf for cf in scored if cf[1].id not in gone] + refused
+            flagged: list[tuple[Comparison, Fact]] = []
             if best is not None:
                 result = self._merge(step, new, *best)
             else:
@@ -196,6 +199,9 @@ class Writer:
                     : self.settings.max_conflicts
                 ]
                 result = self._create(step, new, flagged, scored)
+            # Every other stored fact this write parsed keeps its parse: one parse in its life.
+            linked = {f.id for _, f in flagged}
+            keep_new(store, [(f.id, f.text) for f in stored if f.id not in linked], kept)
         if judge_error is not None:
             result = replace(
                 result,
