@@ -181,6 +181,7 @@ class Writer:
                 gone = {f.id for _, f in refused}
                 scored = [cf for cf in scored if cf[1].id not in gone] + refused
             flagged: list[tuple[Comparison, Fact]] = []
+            written: list[tuple[str, str]] = []
             if best is not None:
                 result = self._merge(step, new, *best)
             else:
@@ -198,10 +199,14 @@ class Writer:
                 flagged = sorted(flagged, key=lambda cf: (-cf[0].frame_score, -cf[0].score))[
                     : self.settings.max_conflicts
                 ]
+                # A fact the judge flagged may be no candidate: its parse, before its standing.
+                candidates = {f.id for f in stored}
+                kept |= read_stored(store, [f for _, f in flagged if f.id not in candidates])
                 result = self._create(step, new, flagged, scored)
-            # Every other stored fact this write parsed keeps its parse: one parse in its life.
-            linked = {f.id for _, f in flagged}
-            keep_new(store, [(f.id, f.text) for f in stored if f.id not in linked], kept)
+                written = [(result.fact.id, text)]
+            # Every fact this write parsed keeps its parse, flagged or not: one in its life.
+            compared = {f.id: f.text for f in stored} | {f.id: f.text for _, f in flagged}
+            keep_new(store, [*written, *compared.items()], kept)
         if judge_error is not None:
             result = replace(
                 result,
@@ -303,7 +308,6 @@ class Writer:
         text, kind, pinned, source, vector = new.text, new.kind, new.pinned, new.source, new.vector
         fact_id = self._new_id()
         # Sure conflicts raise recall's notice; possible ones are kept for review only.
-        parsed = read_stored(store, [o for _, o in flagged])
         read, judged_apart = [], ""
         for c, o in flagged:
             band, why = self._standing(c, new, o, model)
@@ -328,7 +332,6 @@ class Writer:
             conflicts_with=links,
         )
         store.insert_fact(fact, index_terms(text))
-        keep_new(store, [(fact_id, text), *((o.id, o.text) for _, o in flagged)], parsed)
         if vector is not None and model:
             store.put_vector(fact_id, model, pack_vector(vector), len(vector))
         self._put_across(store, fact_id, new.other_space)
