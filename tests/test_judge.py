@@ -102,9 +102,15 @@ class FailingRuntime:
         raise RuntimeError("out of memory")
 
 
-def test_a_failing_judge_never_blocks_a_write(db_path, judge):
-    broken = ContradictionJudge()
-    broken._loaded = (judge._load()[0], FailingRuntime())
+@pytest.fixture
+def broken(judge):
+    """The real tokenizer with a runtime that fails: a write says so wherever it read it."""
+    failing = ContradictionJudge()
+    failing._loaded = (judge._load()[0], FailingRuntime())
+    return failing
+
+
+def test_a_failing_judge_never_blocks_a_write(db_path, broken):
     with Memory(db_path, embedder="local", judge=broken) as m:
         m.remember(NEVER)
         result = m.remember(ESPRESSO)
@@ -182,9 +188,7 @@ def test_a_possible_conflict_the_judge_reads_as_contradicting_stays_possible(db_
     assert result.possible_conflicts == (first.id,)
 
 
-def test_a_possible_conflict_stays_possible_when_the_judge_fails_or_is_not_asked(db_path, judge):
-    broken = ContradictionJudge()
-    broken._loaded = (judge._load()[0], FailingRuntime())
+def test_a_possible_conflict_stays_possible_when_the_judge_fails_or_is_not_asked(db_path, broken):
     with Memory(db_path, embedder="local", judge=broken) as m:
         m.remember(CANNOT_WITHOUT[0][0])
         assert m.remember(CANNOT_WITHOUT[0][1]).possible_conflicts
@@ -296,9 +300,7 @@ def test_a_merge_the_judge_reads_as_compatible_is_made(db_path):
     assert label.startswith("contradiction judge") and not passed
 
 
-def test_a_failing_judge_never_blocks_a_merge(db_path, judge):
-    broken = ContradictionJudge()
-    broken._loaded = (judge._load()[0], FailingRuntime())
+def test_a_failing_judge_never_blocks_a_merge(db_path, broken):
     with Memory(db_path, embedder="local", judge=broken) as m:
         first = m.remember(FINISHED)
         result = m.remember(STILL)
@@ -306,10 +308,8 @@ def test_a_failing_judge_never_blocks_a_merge(db_path, judge):
     assert "the contradiction judge failed (out of memory)" in result.reason
 
 
-def test_a_word_for_word_repeat_merges_without_asking_the_judge(db_path, judge):
-    # A judge that fails on every run shows whether it was asked: it says so in the reason.
-    broken = ContradictionJudge()
-    broken._loaded = (judge._load()[0], FailingRuntime())
+def test_a_word_for_word_repeat_merges_without_asking_the_judge(db_path, broken):
+    # The failing judge shows whether it was asked: it says so in the reason.
     with Memory(db_path, embedder="local", judge=broken) as m:
         first = m.remember(FINISHED)
         again = m.remember("  i FINISHED the website   project")
