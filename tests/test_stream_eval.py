@@ -111,6 +111,57 @@ def test_streams_are_separate_memories_and_unlabelled_flags_are_counted(tmp_path
     assert report["flagged_unlabelled"] == 1 and report["merge_precision"] is None
 
 
+def test_by_source_scores_each_stream_apart_worst_first(tmp_path):
+    stream = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            {"stream": "clean", "text": "I use Postgres at work"},
+            {"stream": "clean", "text": "I use Postgres at work every day"},  # a right merge
+            {"stream": "noisy", "text": "I live in Berlin"},
+            {"stream": "noisy", "text": "I live in Munich"},  # a link labelled neither
+            {"stream": "noisy", "text": "I use Postgres at work"},
+            {"stream": "noisy", "text": "I use Postgres at work every day"},  # labelled neither
+        ],
+    )
+    rows = [
+        {"stream": s, "a": "I use Postgres at work", "b": "I use Postgres at work every day"}
+        for s in ("clean", "noisy")
+    ]
+    labels = write_jsonl(
+        tmp_path / "l.jsonl",
+        [
+            {**rows[0], "label": "duplicate"},
+            {**rows[1], "label": "neither"},
+            {
+                "stream": "noisy",
+                "a": "I live in Berlin",
+                "b": "I live in Munich",
+                "label": "neither",
+            },
+        ],
+    )
+    report = run(stream, "--labels", labels, "--by-source")
+    noisy, clean = report["by_stream"]  # worst first, though the file names "clean" first
+    assert (noisy["stream"], clean["stream"]) == ("noisy", "clean")
+    assert (noisy["facts"], noisy["merge_precision"], noisy["false_links"]) == (4, 0.0, 1)
+    assert noisy["wrong_per_1k"] == 500.0  # a false link and a wrong merge in 4 writes
+    assert (clean["merge_precision"], clean["duplicate_recall"], clean["wrong_per_1k"]) == (
+        1.0,
+        1.0,
+        0.0,
+    )
+    # The pooled figures are the streams' together.
+    assert report["merge_precision"] == 0.5 and report["wrong_per_1k"] == 333.3
+    assert "by_stream" not in run(stream, "--labels", labels)
+    text = CliRunner().invoke(
+        cli, ["--embedder", "none", "eval", "--stream", stream, "--labels", labels, "--by-source"]
+    )
+    assert text.exit_code == 0, text.output
+    lines = text.output.splitlines()
+    assert lines[-2].startswith("  noisy: 4 facts, wrong 500.0 per 1,000")
+    assert lines[-1].startswith("  clean: 2 facts, wrong 0.0 per 1,000")
+
+
 def test_locomo_sessions_are_read_in_their_numeric_order(tmp_path):
     # A conversation of our own in LoCoMo's shape: session 10 comes after session 2.
     conversation = {
@@ -163,7 +214,7 @@ def test_the_command_answers_bad_input_in_one_line(tmp_path):
         (["eval", "--labels", stream], "go with --stream"),
         (["eval", "--stream", stream, "--convs", "4"], "asks past the 1"),
         (["eval", "--stream", stream, "--convs", "x"], "not like 0-2"),
-        (["eval", "--stream", stream, "--by-source"], "not --stream"),
+        (["eval", "--stream", stream, "--plot", str(tmp_path / "p.png")], "not --stream"),
     ):
         result = CliRunner().invoke(cli, ["--embedder", "none", *args])
         assert result.exit_code == 2, result.output

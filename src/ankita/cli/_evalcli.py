@@ -40,7 +40,11 @@ from ankita.embed._embedders import Embedder, resolve_embedder
 @click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option("--errors", is_flag=True, help="Also list every pair decided wrongly.")
 @click.option("--plain", is_flag=True, help="Plain rules only (no disagreement check).")
-@click.option("--by-source", is_flag=True, help="Also score each `source` separately.")
+@click.option(
+    "--by-source",
+    is_flag=True,
+    help="Also score each `source` separately (with --stream: each stream, worst first).",
+)
 @click.option(
     "--multilingual",
     is_flag=True,
@@ -125,9 +129,9 @@ def eval_(
                 str(builtin_stream_path()),
                 labels_path or str(builtin_stream_labels_path()),
             )
-        if plot_path or by_source:
-            raise InvalidInput("--plot and --by-source are for labelled pairs, not --stream")
-        _eval_stream(opts, file, labels_path, convs, plain, errors, as_json)
+        if plot_path:
+            raise InvalidInput("--plot is for labelled pairs, not --stream")
+        _eval_stream(opts, file, labels_path, convs, plain, errors, as_json, by_source)
         return
     if plot_path:
         from ankita.dev._plot import check_can_plot
@@ -286,8 +290,10 @@ def _eval_stream(
     plain: bool,
     errors: bool,
     as_json: bool,
+    by_stream: bool = False,
 ) -> None:
-    """`ankita eval --stream`: one fresh store per stream, written in order (`_stream`)."""
+    """`ankita eval --stream`: one fresh store per stream, written in order (`_stream`);
+    with `by_stream` (`--by-source`), each stream's figures too, worst first."""
     import tempfile
 
     from ankita.dev._stream import load_labels, load_streams, run_stream, select
@@ -297,7 +303,7 @@ def _eval_stream(
     embedder, name = _precomputed(opts, [t for s in streams for t, _ in s.facts])
     with tempfile.TemporaryDirectory(prefix="ankita-stream-") as folder:
         report, flagged = run_stream(
-            streams, labels, _fresh_stores(folder, embedder, opts["judge"], plain)
+            streams, labels, _fresh_stores(folder, embedder, opts["judge"], plain), by_stream
         )
     report["embedder"] = name
     if errors:
@@ -324,6 +330,18 @@ def _eval_stream(
         f"flagged and unlabelled {report['flagged_unlabelled']}\n"
         f"write p50 {report['write_p50_ms']} ms, p95 {report['write_p95_ms']} ms"
     )
+    for one in report.get("by_stream", []):
+        console.print(
+            esc(
+                f"  {one['stream']}: {one['facts']} facts, wrong {one['wrong_per_1k']} per "
+                f"1,000; conflict writes {one['conflict_writes_per_1k']}, false links "
+                f"{one['false_conflict_links_per_1k']}, possible "
+                f"{one['possible_conflicts_per_1k']} per 1,000; merge precision "
+                f"{one['merge_precision']} ({one['merge_true']} of {one['merge_labelled']}), "
+                f"duplicate recall {one['duplicate_recall']}, conflict recall "
+                f"{one['conflict_recall']}"
+            )
+        )
     for f in report.get("errors", []):
         console.print(
             esc(

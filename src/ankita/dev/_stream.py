@@ -148,86 +148,110 @@ def percentile(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
 
 
-def run_stream(
-    streams: Iterable[Stream],
+_COUNTS = (
+    "facts",
+    "conflict_writes",
+    "merge_writes",
+    "conflict_links",
+    "merges",
+    "conflict_labelled",
+    "conflict_true",
+    "merge_labelled",
+    "merge_true",
+    "false_links",
+    "possible_writes",
+    "possible_links",
+    "possible_labelled",
+    "possible_true",
+)
+
+
+@dataclass
+class _Tally:
+    """What one or more streams' writes did: counts, the labelled keys each action reached
+    (a pair merged or flagged twice counts once for recall), and each write's milliseconds."""
+
+    names: set[str]
+    counts: dict[str, int]
+    seen: set[tuple[tuple[str, str, str], str]]
+    write_ms: list[float]
+
+    @classmethod
+    def empty(cls, name: str) -> _Tally:
+        return cls({name}, dict.fromkeys(_COUNTS, 0), set(), [])
+
+    def add(self, other: _Tally) -> None:
+        self.names |= other.names
+        self.seen |= other.seen
+        self.write_ms += other.write_ms
+        for k, v in other.counts.items():
+            self.counts[k] += v
+
+
+def _write_stream(
+    stream: Stream,
     labels: dict[tuple[str, str, str], str],
     make_memory: Callable[[Stream], Memory],
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Write every stream in order into its own fresh memory; score each merge and each
-    conflict link by the label of its pair (the stored fact's text, or the text it was created
-    with, against the new one). Returns the report and every flagged pair."""
-    counts = dict(
-        facts=0,
-        conflict_writes=0,
-        merge_writes=0,
-        conflict_links=0,
-        merges=0,
-        conflict_labelled=0,
-        conflict_true=0,
-        merge_labelled=0,
-        merge_true=0,
-        false_links=0,
-        possible_writes=0,
-        possible_links=0,
-        possible_labelled=0,
-        possible_true=0,
-    )
+) -> tuple[_Tally, list[dict[str, Any]]]:
+    """One stream written in order into its own fresh memory, each merge and link scored."""
+    tally = _Tally.empty(stream.name)
+    counts, seen = tally.counts, tally.seen
     flagged: list[dict[str, Any]] = []
-    seen: set[tuple[tuple[str, str, str], str]] = set()
-    names: set[str] = set()
-    write_ms: list[float] = []
-    for stream in streams:
-        names.add(stream.name)
-        original: dict[str, str] = {}  # fact id -> the text it was created with
-        with make_memory(stream) as memory:
-            for text, _ in stream.facts:
-                started = time.perf_counter()
-                result = memory.remember(text)
-                write_ms.append(1000 * (time.perf_counter() - started))
-                counts["facts"] += 1
-                if result.action != "merged":
-                    original[result.fact.id] = text
-                # Sure conflicts, possible ones (scored apart: they raise no notice), merges.
-                groups: list[tuple[list[str], str, str]] = []
-                if result.action == "conflict":
-                    counts["conflict_writes"] += 1
-                    groups.append((list(result.conflicts_with), "conflict", "conflict"))
-                if result.possible_conflicts:
-                    counts["possible_writes"] += 1
-                    groups.append((list(result.possible_conflicts), "possible", "conflict"))
-                if result.action == "merged":
-                    counts["merge_writes"] += 1
-                    assert result.merged_into is not None
-                    groups.append(([result.merged_into], "merge", "duplicate"))
-                for other, action, want in ((o, a, w) for os_, a, w in groups for o in os_):
-                    # The stored text, or the text it was created with (a merge may have
-                    # grown it); under this stream's name, or none.
-                    stored = memory.get(other).text
-                    candidates = [
-                        (name, a, text)
-                        for name in (stream.name, "")
-                        for a in (stored, original.get(other, stored))
-                    ]
-                    key = next((k for k in candidates if k in labels), candidates[0])
-                    label = labels.get(key)
-                    counts[_LINKS[action]] += 1
-                    if label is not None:
-                        counts[f"{action}_labelled"] += 1
-                        counts[f"{action}_true"] += label == want
-                        counts["false_links"] += action == "conflict" and label != "conflict"
-                    seen.add((key, action))
-                    flagged.append(
-                        {
-                            "stream": stream.name,
-                            "a": key[1],
-                            "b": text,
-                            "action": action,
-                            "label": label,
-                            "reason": result.reason,
-                        }
-                    )
+    original: dict[str, str] = {}  # fact id -> the text it was created with
+    with make_memory(stream) as memory:
+        for text, _ in stream.facts:
+            started = time.perf_counter()
+            result = memory.remember(text)
+            tally.write_ms.append(1000 * (time.perf_counter() - started))
+            counts["facts"] += 1
+            if result.action != "merged":
+                original[result.fact.id] = text
+            # Sure conflicts, possible ones (scored apart: they raise no notice), merges.
+            groups: list[tuple[list[str], str, str]] = []
+            if result.action == "conflict":
+                counts["conflict_writes"] += 1
+                groups.append((list(result.conflicts_with), "conflict", "conflict"))
+            if result.possible_conflicts:
+                counts["possible_writes"] += 1
+                groups.append((list(result.possible_conflicts), "possible", "conflict"))
+            if result.action == "merged":
+                counts["merge_writes"] += 1
+                assert result.merged_into is not None
+                groups.append(([result.merged_into], "merge", "duplicate"))
+            for other, action, want in ((o, a, w) for os_, a, w in groups for o in os_):
+                # The stored text, or the text it was created with (a merge may have grown
+                # it); under this stream's name, or none.
+                stored = memory.get(other).text
+                candidates = [
+                    (name, a, text)
+                    for name in (stream.name, "")
+                    for a in (stored, original.get(other, stored))
+                ]
+                key = next((k for k in candidates if k in labels), candidates[0])
+                label = labels.get(key)
+                counts[_LINKS[action]] += 1
+                if label is not None:
+                    counts[f"{action}_labelled"] += 1
+                    counts[f"{action}_true"] += label == want
+                    counts["false_links"] += action == "conflict" and label != "conflict"
+                seen.add((key, action))
+                flagged.append(
+                    {
+                        "stream": stream.name,
+                        "a": key[1],
+                        "b": text,
+                        "action": action,
+                        "label": label,
+                        "reason": result.reason,
+                    }
+                )
+    return tally, flagged
+
+
+def _report(tally: _Tally, labels: dict[tuple[str, str, str], str]) -> dict[str, Any]:
+    counts, seen = tally.counts, tally.seen
     facts = counts["facts"]
-    mine = {k: v for k, v in labels.items() if k[0] in names or not k[0]}
+    mine = {k: v for k, v in labels.items() if k[0] in tally.names or not k[0]}
     wanted = {
         label: {k for k, v in mine.items() if v == label} for label in ("conflict", "duplicate")
     }
@@ -239,8 +263,8 @@ def run_stream(
             ("possible", "possible"),
         )
     }
-    report = {
-        "streams": len(names),
+    return {
+        "streams": len(tally.names),
         "facts": facts,
         "conflict_writes_per_1k": _per_1k(counts["conflict_writes"], facts),
         "conflict_links_per_1k": _per_1k(counts["conflict_links"], facts),
@@ -263,8 +287,44 @@ def run_stream(
         "labelled_true_conflicts": len(wanted["conflict"]),
         "labelled_true_duplicates": len(wanted["duplicate"]),
         "flagged_unlabelled": sum(1 for key, _ in seen if key not in labels),
-        "write_p50_ms": percentile(write_ms, 0.5),
-        "write_p95_ms": percentile(write_ms, 0.95),
+        # Decisions a person labelled otherwise that act on the store or the notice: sure
+        # links on pairs labelled duplicate or neither, and merges of pairs not duplicates.
+        "wrong_per_1k": _per_1k(
+            counts["false_links"] + counts["merge_labelled"] - counts["merge_true"], facts
+        ),
+        "write_p50_ms": percentile(tally.write_ms, 0.5),
+        "write_p95_ms": percentile(tally.write_ms, 0.95),
         **counts,
     }
+
+
+def run_stream(
+    streams: Iterable[Stream],
+    labels: dict[tuple[str, str, str], str],
+    make_memory: Callable[[Stream], Memory],
+    by_stream: bool = False,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Write every stream in order into its own fresh memory; score each merge and each
+    conflict link by the label of its pair (the stored fact's text, or the text it was created
+    with, against the new one). Returns the report and every flagged pair; with `by_stream`,
+    the report's `by_stream` holds each stream's own figures, worst first (`wrong_per_1k`,
+    then merge precision), as a list of {stream, ...figures}."""
+    pooled = _Tally(set(), dict.fromkeys(_COUNTS, 0), set(), [])
+    parts: list[_Tally] = []
+    flagged: list[dict[str, Any]] = []
+    for stream in streams:
+        tally, found = _write_stream(stream, labels, make_memory)
+        pooled.add(tally)
+        parts.append(tally)
+        flagged += found
+    report = _report(pooled, labels)
+    if by_stream:
+        each = [{"stream": min(t.names), **_report(t, labels)} for t in parts]
+        report["by_stream"] = sorted(
+            each,
+            key=lambda r: (
+                -r["wrong_per_1k"],
+                r["merge_precision"] if r["merge_precision"] is not None else 1.0,
+            ),
+        )
     return report, flagged
