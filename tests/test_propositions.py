@@ -332,6 +332,49 @@ def test_an_end_of_the_same_value_conflicts(a, b, memory):
     assert written_after(memory, a, b) == "conflict"
 
 
+# An end "for" a span of time is a pause: what it stops goes on after it. The same end told
+# without the span, or "for" a reason, is still an end.
+PAUSED = [
+    # observation streams
+    (
+        "Audrey walks her dogs every evening.",
+        "Audrey stopped walking her dogs for two days because of the storm.",
+    ),
+    ("Jon works at the bank.", "Jon left his job at the bank for a year to travel."),
+    # persona lines
+    ("I go to the gym on Mondays.", "I stopped going to the gym for a week because I was sick."),
+    ("I drink coffee every morning.", "I gave up coffee for a few weeks."),
+]
+ENDED_FOR_GOOD = [
+    ("Audrey walks her dogs every evening.", "Audrey stopped walking her dogs."),
+    ("Jon works at the bank.", "Jon left his job at the bank to travel."),
+    ("I eat meat.", "I stopped eating meat for ethical reasons."),
+    ("I drink coffee every morning.", "I gave up coffee."),
+]
+
+
+@pytest.mark.parametrize("embedder", ["none", "local"])
+def test_a_pause_is_never_a_sure_conflict_and_an_end_still_is(embedder, tmp_path):
+    for number, (a, b) in enumerate(PAUSED + ENDED_FOR_GOOD):
+        with Memory(tmp_path / f"{embedder}{number}.db", embedder=embedder) as m:
+            first = m.remember(a)
+            written = m.remember(b)
+            if (a, b) in PAUSED:
+                assert written.action == "created", (a, b, written.reason)
+                assert written.possible_conflicts in ((), (first.fact.id,))
+                assert m.recall(b).notice is None
+            else:
+                assert written.action == "conflict", (a, b, written.reason)
+
+
+def test_a_pause_ends_nothing_it_governs():
+    paused = propositions("I stopped going to the gym for a week because I was sick.")
+    assert {p.predicate for p in paused} >= {stem("pause"), "go"}
+    assert stem("stop") not in {p.predicate for p in paused}
+    ended = propositions("I stopped eating meat for ethical reasons.")
+    assert (stem("stop"), "meat") in {(p.predicate, p.obj) for p in ended}
+
+
 def test_a_plan_or_another_wish_does_not_answer_a_denial(memory):
     # What is only planned is not yet done; a denied wish of one doing is not answered by a
     # wish of another. The same doing, done or wished, is.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ankita.analysis._cues import PEOPLE
-from ankita.analysis._propositions import Proposition, propositions
+from ankita.analysis._propositions import ENDERS, Proposition, propositions
 from ankita.analysis._similarity import initials_of, match_words
 from ankita.analysis._text import stem, tokens
 
@@ -22,10 +22,9 @@ _WISH = frozenset(
 # ... and of mulling it over ("thinking about moving"), which reads its doing through a
 # preposition, so the doing has no subject and the verb no object of its own.
 _MULL = frozenset({stem("think")})
-# Verbs (stems) that end what they govern: what they take is the thing ended.
-_ENDERS = frozenset(
-    stem(w) for w in ("quit", "stop", "leave", "give", "drop", "abandon", "ditch", "retire")
-)
+# Verbs (stems) that end what they govern: what they take is the thing ended (a pause,
+# "stopped ... for a week", is read as none: `_propositions`).
+_ENDERS = ENDERS
 # ... and a loss: a fact telling one asserts nothing that holds.
 _LOSSES = _ENDERS | {stem("lose")}
 # Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.

@@ -34,10 +34,20 @@ _NOBODY = frozenset({"nobody", "nothing", "none"})
 _MODALS = frozenset({"would", "might", "could", "should", "may", "will", "shall", "'d", "'ll"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a noun names
+# Verbs (stems) that end what they govern ("quit her job", "stopped going to the gym").
+ENDERS = frozenset(
+    stem(w) for w in ("quit", "stop", "leave", "give", "drop", "abandon", "ditch", "retire")
+)
+# Units of time: an ending "for" one of them is a pause ("stopped walking her dogs for two
+# days"), told of something that goes on, not an end of it.
+_SPANS = frozenset(
+    {"second", "minute", "hour", "day", "night", "week", "weekend", "month", "year", "while"}
+)
+_PAUSE = stem("pause")  # the predicate of such a pause, as "paused her gym membership" reads
 _lock = threading.Lock()
 # What a stored parse was read by: the model package and these rules. Bump RULES whenever
 # `propositions` reads a clause differently, so stored parses are read again.
-RULES = 12
+RULES = 13
 PARSES_KEPT = 4096
 
 
@@ -145,6 +155,20 @@ def _objects(verb: Any) -> list[Any]:
             if child.dep_ in ("prep", "acomp", "xcomp", "agent", "dative") or _is_fan(child):
                 todo.append(child)
     return out
+
+
+def _paused(verb: Any) -> bool:
+    """Whether an ending verb, or the doing it governs, lasts "for" a span of time: "stopped
+    going to the gym for a week", "gave up coffee for a few weeks", "left his job for a year";
+    not "stopped eating meat for ethical reasons"."""
+    governed = [c for c in verb.children if c.dep_ in ("xcomp", "dobj", "pcomp")]
+    return any(
+        prep.dep_ == "prep"
+        and prep.lower_ == "for"
+        and any(o.dep_ == "pobj" and o.lemma_.lower() in _SPANS for o in prep.children)
+        for node in (verb, *governed)
+        for prep in node.children
+    )
 
 
 def _intended(verb: Any) -> bool:
@@ -324,6 +348,8 @@ def _read(doc: Any) -> frozenset[Proposition]:
             continue
         subject, negated = _subject(token), _negated(token)
         predicate = _predicate(token, negated)
+        if predicate in ENDERS and _paused(token):
+            predicate = _PAUSE  # ends nothing: `_claims` reads no ended doing or thing
         past = token.tag_ == "VBD" and token.lemma_ not in ("be", "have")
         intended = _intended(token)
         if _word(token) in _DISLIKE:  # "hate X" is "like X", negated ("can't stand" already is)
