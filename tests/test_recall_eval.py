@@ -62,6 +62,30 @@ def test_a_question_whose_evidence_was_never_written_misses(tmp_path):
     assert run(path)["hit@10"] == 0.0
 
 
+def test_by_source_scores_each_conversation_apart_worst_first(tmp_path):
+    missed = dict(
+        ONE,
+        name="missed",
+        questions=[
+            {"question": "What does Ana eat?", "evidence": ["zz"]},  # never written
+            {"question": "What instrument does Ana play?", "evidence": ["a"]},
+        ],
+    )
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps(ONE) + "\n" + json.dumps(missed) + "\n")
+    report = run(path, "--k", "1,3", "--by-source")
+    worst, best = report["by_stream"]  # the file names "ours" first
+    assert (worst["stream"], worst["questions"], worst["hit@1"]) == ("missed", 2, 0.5)
+    assert (best["stream"], best["questions"], best["hit@1"]) == ("ours", 3, 1.0)
+    assert report["questions"] == 5 and report["hit@1"] == 0.8  # the two together
+    assert "by_stream" not in run(path, "--k", "1,3")
+    text = CliRunner().invoke(
+        cli, ["--embedder", "none", "eval", "--recall", str(path), "--k", "1", "--by-source"]
+    )
+    assert text.exit_code == 0, text.output
+    assert text.output.index("missed") < text.output.index("ours")
+
+
 @pytest.mark.parametrize(
     "row,message",
     [

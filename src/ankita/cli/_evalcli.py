@@ -43,7 +43,8 @@ from ankita.embed._embedders import Embedder, resolve_embedder
 @click.option(
     "--by-source",
     is_flag=True,
-    help="Also score each `source` separately (with --stream: each stream, worst first).",
+    help="Also score each `source` separately (with --stream or --recall: each stream, "
+    "worst first).",
 )
 @click.option(
     "--multilingual",
@@ -117,9 +118,9 @@ def eval_(
             )
         file, by_source = str(builtin_multilingual_path()), True
     if recall_set:
-        if not file or stream or labels_path or plot_path or by_source or errors or plain:
-            raise InvalidInput("--recall takes FILE, and only --k, --convs and --json")
-        _eval_recall(opts, file, ks, convs, as_json)
+        if not file or stream or labels_path or plot_path or errors or plain:
+            raise InvalidInput("--recall takes FILE, and only --k, --convs, --by-source and --json")
+        _eval_recall(opts, file, ks, convs, as_json, by_source)
         return
     if stream or labels_path or convs:
         if not stream:
@@ -210,9 +211,15 @@ def _precomputed(opts: dict[str, Any], texts: list[str]) -> tuple[Embedder | str
 
 
 def _eval_recall(
-    opts: dict[str, Any], file: str, ks: str, convs: str | None, as_json: bool
+    opts: dict[str, Any],
+    file: str,
+    ks: str,
+    convs: str | None,
+    as_json: bool,
+    by_stream: bool = False,
 ) -> None:
-    """`ankita eval --recall`: one fresh store per conversation (`_recall_eval`)."""
+    """`ankita eval --recall`: one fresh store per conversation (`_recall_eval`); with
+    `by_stream` (`--by-source`), each conversation's figures too, worst first."""
     import tempfile
 
     from ankita.dev._recall_eval import CATEGORIES, load_recall_set, run_recall
@@ -230,7 +237,9 @@ def _eval_recall(
     ]
     embedder, name = _precomputed(opts, texts)
     with tempfile.TemporaryDirectory(prefix="ankita-recall-") as folder:
-        report = run_recall(streams, _fresh_stores(folder, embedder, opts["judge"]), cutoffs)
+        report = run_recall(
+            streams, _fresh_stores(folder, embedder, opts["judge"]), cutoffs, by_stream
+        )
     report["embedder"] = name
     if as_json:
         _print_json(report)
@@ -262,6 +271,18 @@ def _eval_recall(
             hits = (f"{row[f'hit@{k}']:.3f}" for k in cutoffs)
             groups.add_row(group or "-", str(row["questions"]), *hits)
         console.print(groups)
+    if "by_stream" in report:
+        each = Table()
+        for column in (
+            "stream",
+            "questions",
+            *(f"{m}@{k}" for k in cutoffs for m in ("hit", "full")),
+        ):
+            each.add_column(column)
+        for row in report["by_stream"]:
+            figures = (f"{row[f'{m}@{k}']:.3f}" for k in cutoffs for m in ("hit", "full"))
+            each.add_row(esc(row["stream"]), str(row["questions"]), *figures)
+        console.print(each)
 
 
 def _fresh_stores(

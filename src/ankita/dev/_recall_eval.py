@@ -89,13 +89,19 @@ def load_recall_set(path: str | Path) -> list[Stream]:
 
 
 def run_recall(
-    streams: Iterable[Stream], make_memory: Callable[[Stream], Memory], ks: Sequence[int] = (5, 10)
+    streams: Iterable[Stream],
+    make_memory: Callable[[Stream], Memory],
+    ks: Sequence[int] = (5, 10),
+    by_stream: bool = False,
 ) -> dict[str, Any]:
     """hit@k (any evidence id among the top k recalled facts) and full@k (all of them),
     overall and per category, with recall latency. A fact that absorbed others through a
-    merge answers for all their ids; conflict partners recall brings along do not count."""
+    merge answers for all their ids; conflict partners recall brings along do not count.
+    With `by_stream`, `by_stream` lists each stream's figures, worst first (by hit@k at the
+    smallest k)."""
     rows: list[tuple[int, dict[str, bool]]] = []
     groups: list[str] = []
+    asked: list[str] = []  # per question, the stream it was asked of
     took: list[float] = []
     facts = 0
     for stream in streams:
@@ -110,6 +116,7 @@ def run_recall(
             if space is not None and space.in_use(memory.store):
                 memory.reindex(multilingual=True)
             groups += stream.groups or [""] * len(stream.questions)
+            asked += [stream.name] * len(stream.questions)
             for question, evidence, category in stream.questions:
                 started = time.perf_counter()
                 recalled = memory.recall(question, limit=max(ks))
@@ -131,16 +138,27 @@ def run_recall(
             if in_category:
                 report[f"{key}:{name}"] = round(sum(in_category) / len(in_category), 4)
     if any(groups):
-        by: dict[str, list[dict[str, bool]]] = {}
-        for group, (_, marks) in zip(groups, rows, strict=True):
-            by.setdefault(group, []).append(marks)
-        report["by_group"] = {
-            group: {
-                "questions": len(marks),
-                **{k: round(sum(m[k] for m in marks) / len(marks), 4) for k in marks[0]},
-            }
-            for group, marks in sorted(by.items())
-        }
+        report["by_group"] = dict(sorted(_split(groups, rows).items()))
+    if by_stream:
+        first = f"hit@{min(ks)}"
+        report["by_stream"] = sorted(
+            ({"stream": name, **figures} for name, figures in _split(asked, rows).items()),
+            key=lambda r: r[first],
+        )
     report["recall_p50_ms"] = percentile(took, 0.5)
     report["recall_p95_ms"] = percentile(took, 0.95)
     return report
+
+
+def _split(keys: list[str], rows: list[tuple[int, dict[str, bool]]]) -> dict[str, dict[str, Any]]:
+    """The questions and their hit@k and full@k figures per key, one key per question."""
+    by: dict[str, list[dict[str, bool]]] = {}
+    for key, (_, marks) in zip(keys, rows, strict=True):
+        by.setdefault(key, []).append(marks)
+    return {
+        key: {
+            "questions": len(marks),
+            **{k: round(sum(m[k] for m in marks) / len(marks), 4) for k in marks[0]},
+        }
+        for key, marks in by.items()
+    }
