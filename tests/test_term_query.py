@@ -471,3 +471,21 @@ def test_a_name_asks_groups_are_met_alike_both_ways_on_real_style_facts(tmp_path
         assert len(set(store.sizes(ids).values())) >= 3
     finally:
         store.close()
+
+
+def test_the_terms_of_facts_under_fields_are_the_same_in_sql_and_in_memory(db):
+    """`terms_of` asks its fields in SQL; no field at all names no term, as the in-memory
+    postings answer, and None names every term."""
+    store = PostgresStore(db) if db.startswith("postgresql") else SQLiteStore(db)
+    rows = [("f1", "c:rose"), ("f1", "o:anna"), ("f2", "c:roses"), ("f2", "n:2"), ("f3", "o:x")]
+    try:
+        check(store, rows, ())
+        kept = TermIndex("u")
+        kept.sync(store)
+        ids = ["f1", "f2", "f3"]
+        for fields in (None, (), ("c:",), ("o:", "n:")):
+            in_sql = sorted(store.terms_of(ids, fields))
+            assert in_sql == sorted(kept.terms_of(ids, fields)), fields
+        assert store.terms_of(ids, ()) == [] and len(store.terms_of(ids)) == len(rows)
+    finally:
+        store.close()

@@ -142,6 +142,8 @@ class TermsSQL(SQLBase):
         self, ids: Sequence[str], fields: Sequence[str] | None = None
     ) -> list[tuple[str, str]]:
         """(fact id, term) of every term of these facts, or of those under one of `fields`."""
+        if fields is not None and not fields:
+            return []  # under none of no fields, as the in-memory postings answer
         rows: list[tuple[str, str]] = []
         # The fields are asked in SQL: most of a fact's terms are under other fields, and each
         # row returned is decoded in Python. substr, not a range: Postgres collations ignore
