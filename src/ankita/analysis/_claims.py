@@ -22,11 +22,8 @@ _WISH = frozenset(
 # ... and of mulling it over ("thinking about moving"), which reads its doing through a
 # preposition, so the doing has no subject and the verb no object of its own.
 _MULL = frozenset({stem("think")})
-# Verbs (stems) that end what they govern: what they take is the thing ended (a pause,
-# "stopped ... for a week", is read as none: `_propositions`).
-_ENDERS = ENDERS
 # ... and a loss: a fact telling one asserts nothing that holds.
-_LOSSES = _ENDERS | {stem("lose")}
+_LOSSES = ENDERS | {stem("lose")}
 # Subjects that name nobody in particular, or a pronoun: they may be anyone the other names.
 _PRONOUNS = frozenset(
     {
@@ -373,7 +370,7 @@ def _holds(p: Proposition, q: Proposition, words: frozenset[str] = frozenset()) 
     # play football anymore" says nothing of watching it.
     return (
         bool(p.obj)
-        and p.predicate in _ENDERS | _LIGHT | {"use"}
+        and p.predicate in ENDERS | _LIGHT | {"use"}
         and (
             p.obj in (q.obj, q.predicate)
             or (bool(q.obj) and q.predicate not in _LIGHT and q.obj in p.kinds)
@@ -404,7 +401,7 @@ def _ended(text: str, words: frozenset[str]) -> frozenset[Proposition]:
     ends by "anymore" or "no longer" negates or states. Not what it says came instead ("left
     his job to pursue dancing")."""
     said = propositions(text)
-    enders = {p for p in said if p.predicate in _ENDERS}
+    enders = {p for p in said if p.predicate in ENDERS}
     found = {p for p in enders if p.obj} | {
         p for p in said if p.intended and any(_same_subject(e.subject, p.subject) for e in enders)
     }
@@ -412,7 +409,7 @@ def _ended(text: str, words: frozenset[str]) -> frozenset[Proposition]:
         # "No longer" is no negation to the parser: its clause's verb is what it ends.
         plain = "no longer" in words or "no more" in words
         found |= {
-            p for p in said if p.subject and p.predicate not in _ENDERS and (p.negated or plain)
+            p for p in said if p.subject and p.predicate not in ENDERS and (p.negated or plain)
         }
     return frozenset(p for p in found if p.predicate != stem("long"))
 

@@ -34,7 +34,8 @@ _NOBODY = frozenset({"nobody", "nothing", "none"})
 _MODALS = frozenset({"would", "might", "could", "should", "may", "will", "shall", "'d", "'ll"})
 _OBJECT_DEPS = frozenset({"dobj", "attr", "acomp", "oprd", "pobj"})
 _MODIFIERS = frozenset({"nmod", "compound", "amod"})  # what kind of thing a noun names
-# Verbs (stems) that end what they govern ("quit her job", "stopped going to the gym").
+# Verbs (stems) that end what they govern ("quit her job", "stopped going to the gym"): what
+# they take is the thing ended (`_claims`), unless they last for a span (`_paused`).
 ENDERS = frozenset(
     stem(w) for w in ("quit", "stop", "leave", "give", "drop", "abandon", "ditch", "retire")
 )

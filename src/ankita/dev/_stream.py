@@ -177,8 +177,8 @@ class _Tally:
     write_ms: list[float]
 
     @classmethod
-    def empty(cls, name: str) -> _Tally:
-        return cls({name}, dict.fromkeys(_COUNTS, 0), set(), [])
+    def empty(cls, *names: str) -> _Tally:
+        return cls(set(names), dict.fromkeys(_COUNTS, 0), set(), [])
 
     def add(self, other: _Tally) -> None:
         self.names |= other.names
@@ -309,17 +309,17 @@ def run_stream(
     with, against the new one). Returns the report and every flagged pair; with `by_stream`,
     the report's `by_stream` holds each stream's own figures, worst first (`wrong_per_1k`,
     then merge precision), as a list of {stream, ...figures}."""
-    pooled = _Tally(set(), dict.fromkeys(_COUNTS, 0), set(), [])
-    parts: list[_Tally] = []
+    pooled = _Tally.empty()
+    parts: list[tuple[str, _Tally]] = []
     flagged: list[dict[str, Any]] = []
     for stream in streams:
         tally, found = _write_stream(stream, labels, make_memory)
         pooled.add(tally)
-        parts.append(tally)
+        parts.append((stream.name, tally))
         flagged += found
     report = _report(pooled, labels)
     if by_stream:
-        each = [{"stream": min(t.names), **_report(t, labels)} for t in parts]
+        each = [{"stream": name, **_report(t, labels)} for name, t in parts]
         report["by_stream"] = sorted(
             each,
             key=lambda r: (
